@@ -1,0 +1,41 @@
+#!/bin/bash
+# Build the guest's base initramfs: busybox, Debian's nbd-client with the
+# shared libraries ldd lists, our tools, and init. Output path on stdout.
+set -euo pipefail
+. "$(dirname "$0")/../rig/common.sh"
+
+out="$NETSWAP_CACHE/initramfs"
+img="$out/base.cpio.gz"
+tools="$NETSWAP_ROOT/tools/bin"
+make -s -C "$NETSWAP_ROOT/tools" >&2
+
+inputs="$NETSWAP_ROOT/guest/init $(command -v busybox) $(command -v nbd-client || echo /sbin/nbd-client) $(ls "$tools"/*)"
+for f in $inputs; do [ -e "$f" ] || die "initramfs input missing: $f (run: make deps)"; done
+sum=$( { cat "$0"; for f in $inputs; do echo "$f"; sha256sum < "$f"; done; } | sha256sum | cut -d' ' -f1)
+if [ -f "$img" ] && [ "$(cat "$out/.sum" 2>/dev/null)" = "$sum" ]; then
+	echo "$img"; exit 0
+fi
+log "building initramfs"
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc/netswap,proc,sys,dev,tmp,run,lib,lib64}
+cp "$(command -v busybox)" "$root/bin/busybox"
+for a in $("$root/bin/busybox" --list); do
+	[ -e "$root/bin/$a" ] || ln -s busybox "$root/bin/$a"
+done
+nbdc=$(command -v nbd-client || echo /sbin/nbd-client)
+cp "$nbdc" "$root/sbin/nbd-client"
+# shared libraries of nbd-client, at the paths the dynamic loader expects
+for lib in $(ldd "$nbdc" | awk '/=>/ {print $3} /^[[:space:]]*\// {print $1}'); do
+	mkdir -p "$root$(dirname "$lib")"
+	cp -L "$lib" "$root$lib"
+done
+cp "$tools"/* "$root/bin/"
+cp "$NETSWAP_ROOT/guest/init" "$root/init"
+mknod "$root/dev/console" c 5 1 2>/dev/null || true
+mkdir -p "$out"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -9 > "$img.tmp"
+mv "$img.tmp" "$img"
+echo "$sum" > "$out/.sum"
+log "initramfs: $img ($(du -h "$img" | cut -f1))"
+echo "$img"

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Build the guest kernel of one variant.
+#
+#   rig/kernel.sh VARIANT   -> prints the path of the variant's bzImage
+#
+# Output folder: $NETSWAP_CACHE/build/VARIANT (make O=...), config = tinyconfig +
+# kconfig/guest.config + the variant's own `config` fragments. Rebuilds only
+# what changed (make's own dependency tracking, plus ccache).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+[ $# -eq 1 ] || die "usage: rig/kernel.sh VARIANT"
+v=$1
+tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
+out="$NETSWAP_CACHE/build/$v"
+mkdir -p "$out"
+
+frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
+cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; cat "$tree/.netswap-stamp"; } | sha256sum | cut -d' ' -f1)
+
+CC="gcc"
+command -v ccache >/dev/null && CC="ccache gcc"
+mk() { make -C "$tree" O="$out" CC="$CC" HOSTCC="$CC" -j"$NETSWAP_JOBS" "$@"; }
+
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "$cfgsum" ]; then
+	log "configuring $v: tinyconfig + $frags"
+	mk -s tinyconfig >/dev/null
+	args=()
+	for f in $frags; do args+=("$NETSWAP_ROOT/$f"); done
+	(cd "$out" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${args[@]}" >/dev/null)
+	mk -s olddefconfig >/dev/null
+	# Every requested symbol must have survived olddefconfig.
+	bad=0
+	for f in $frags; do
+		while IFS= read -r line; do
+			case "$line" in
+			CONFIG_*=n) sym=${line%%=*}
+				if grep -q "^$sym=" "$out/.config"; then echo "  $sym: wanted n, got $(grep "^$sym=" "$out/.config")" >&2; bad=1; fi ;;
+			CONFIG_*=*)
+				if ! grep -qxF "$line" "$out/.config"; then
+					sym=${line%%=*}
+					echo "  $line: got '$(grep "^$sym=\|^# $sym is not set" "$out/.config" || echo absent)'" >&2; bad=1
+				fi ;;
+			esac
+		done < "$NETSWAP_ROOT/$f"
+	done
+	[ $bad = 0 ] || die "config fragment symbols did not survive olddefconfig (see above)"
+	echo "$cfgsum" > "$out/.netswap-cfgsum"
+fi
+
+log "building $v kernel in $out (first build ~4 min on 2 cores; later builds are incremental)"
+start=$(date +%s)
+# Progress: one line per 200 compiled files, errors shown in full.
+if ! mk bzImage 2>"$out/build.err" | awk '/^  (CC|AS|LD|AR)/{n++; if (n%200==0) {printf "[netswap] %s: %d objects built\n", v, n > "/dev/stderr"; fflush()}} {print > logf}' v="$v" logf="$out/build.log"; then
+	cat "$out/build.err" >&2
+	die "kernel build of $v failed (log: $out/build.log)"
+fi
+[ -s "$out/build.err" ] && grep -i 'warning\|error' "$out/build.err" | head -20 >&2 || true
+log "built $v in $(( $(date +%s) - start ))s"
+echo "$out/arch/x86/boot/bzImage"

@@ -1,0 +1,1 @@
+"""netswap rig: build, boot and judge swap-over-NBD guests in QEMU."""

@@ -1,0 +1,89 @@
+"""netswap rig command line.
+
+  python3 -m netswap run SCENARIO... [--runs N] [--set KEY=VALUE]... [--out DIR]
+  python3 -m netswap report RESULTS.jsonl... [--runs]
+  python3 -m netswap check SCENARIO...       (parse only)
+  python3 -m netswap keys                    (scenario keys and defaults)
+
+Exit status of `run`: 0 every run met its scenario's `expect`; 1 some run did
+not; 2 bad command line or scenario; 3 host-side failure (build, nbd-server,
+QEMU) - nothing is left running in any case.
+"""
+
+import argparse
+import signal
+import sys
+
+from . import report, run, scenario
+from .procs import RigError
+
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="netswap", description="netswap QEMU rig")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run scenarios")
+    r.add_argument("scenarios", nargs="+")
+    r.add_argument("--runs", type=int, help="override every scenario's runs")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key (repeatable)")
+    r.add_argument("--out", default=run.OUT, help="output folder (default: out/)")
+    r.add_argument("--results", help="JSON-lines file to append to")
+    r.add_argument("--quiet", action="store_true")
+    r.add_argument("--summary", action="store_true", help="print the human summary of each run")
+    p = sub.add_parser("report", help="tables from result files")
+    p.add_argument("files", nargs="+")
+    p.add_argument("--runs", action="store_true", help="also list every run")
+    c = sub.add_parser("check", help="parse scenarios only")
+    c.add_argument("scenarios", nargs="+")
+    sub.add_parser("keys", help="list scenario keys")
+    a = ap.parse_args(argv)
+
+    signal.signal(signal.SIGTERM, _sigterm)
+    try:
+        if a.cmd == "keys":
+            print(scenario.describe_keys())
+            return 0
+        if a.cmd == "report":
+            recs = report.load(a.files)
+            print(report.ab_table(recs))
+            if a.runs:
+                print()
+                print(report.runs_table(recs))
+            return 0
+        overrides = list(a.set if a.cmd == "run" else [])
+        if a.cmd == "run" and a.runs:
+            overrides.append(f"runs={a.runs}")
+        scs = [scenario.load(s, overrides) for s in a.scenarios]
+        if a.cmd == "check":
+            for sc in scs:
+                print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
+            return 0
+        recs, path = run.run_scenarios(scs, a.out, a.quiet, a.results)
+        if a.summary:
+            for rec in recs:
+                print(report.human(rec))
+                print()
+        print(report.ab_table(recs))
+        print(f"results: {path}")
+        bad = [r for r in recs if r["expect"] != "any" and r["verdict"] != r["expect"]]
+        for r in bad:
+            print(f"netswap: run {r['run_id']}: expected {r['expect']}, got {r['verdict']}",
+                  file=sys.stderr)
+        return 1 if bad else 0
+    except scenario.ScenarioError as e:
+        print(f"netswap: error: {e}", file=sys.stderr)
+        return 2
+    except (RigError, ValueError, OSError) as e:
+        print(f"netswap: error: {e}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("netswap: interrupted; everything started was stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

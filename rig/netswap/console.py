@@ -1,0 +1,134 @@
+"""Parse a guest's serial console: the lines our guest tools print and the
+kernel messages that matter. Works incrementally (live, for the watchdog) and
+on a saved log."""
+
+import re
+
+MARK = re.compile(r"(NETSWAP|swapstress|vmwatch): (\S+)(.*)$")
+KV = re.compile(r"([A-Za-z_][\w.]*)=(\S*)")
+
+KERNEL_PATTERNS = {
+    "panic": re.compile(r"Kernel panic"),
+    "oops": re.compile(r"(BUG:|Oops:|general protection fault)"),
+    "hung_task": re.compile(r"INFO: task \S+ blocked for more than"),
+    "oom_kill": re.compile(r"Out of memory: Killed process|oom-kill:"),
+    "nbd_stuck": re.compile(r"Possible stuck request"),
+    "swap_io_error": re.compile(r"(Read|Write)-error on swap-device"),
+    "alloc_failure": re.compile(r"page allocation failure"),
+    "throttle_msg": re.compile(r"[Tt]hrottling .* reclaim"),
+    "sysrq": re.compile(r"sysrq: "),
+    "kunit_fail": re.compile(r"^\s*not ok \d+ "),
+}
+
+
+def kv(text):
+    return {k: v for k, v in KV.findall(text)}
+
+
+def num(v):
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        try:
+            return float(v)
+        except (TypeError, ValueError):
+            return None
+
+
+class ConsoleState:
+    """Accumulates what the console has said so far."""
+
+    def __init__(self):
+        self.phase = "boot"
+        self.phases = {}          # phase -> host time first seen
+        self.info = {}
+        self.errors = []
+        self.exit_rc = None
+        self.done_rc = None
+        self.start = None         # swapstress start fields
+        self.progress = None      # last swapstress progress fields
+        self.progress_count = 0
+        self.work = 0             # verified + filled: the progress measure
+        self.last_work_time = None
+        self.last_work_guest_t = None
+        self.result = None        # swapstress done fields
+        self.corrupt_lines = []
+        self.vm_begin = None
+        self.vm_end = None
+        self.vm_last = None
+        self.vm_ticks = []
+        self.kernel = {k: 0 for k in KERNEL_PATTERNS}
+        self.lines = 0
+
+    def feed(self, line, now=None):
+        """Feed one console line; `now` is the host's monotonic time."""
+        self.lines += 1
+        for k, pat in KERNEL_PATTERNS.items():
+            if pat.search(line):
+                self.kernel[k] += 1
+        m = MARK.search(line)
+        if not m:
+            return None
+        who, what, rest = m.group(1), m.group(2), m.group(3)
+        fields = kv(rest)
+        if who == "NETSWAP":
+            if what.startswith("phase="):
+                self.phase = what.split("=", 1)[1]
+                self.phases.setdefault(self.phase, now)
+                if self.phase == "run":
+                    self.last_work_time = now
+                if self.phase == "done":
+                    self.done_rc = num(fields.get("rc"))
+            elif what == "info":
+                self.info.update(fields)
+            elif what == "error":
+                self.errors.append(rest.strip())
+            elif what.startswith("exit"):
+                self.exit_rc = num(kv(what + rest).get("rc"))
+            elif what == "progress":
+                self._work(num(fields.get("n")) or 0, now, num(fields.get("t")))
+        elif who == "swapstress":
+            if what == "start":
+                self.start = fields
+            elif what == "progress":
+                self.progress = fields
+                self.progress_count += 1
+                w = (num(fields.get("verified")) or 0) + (num(fields.get("filled")) or 0)
+                self._work(w, now, num(fields.get("t")))
+            elif what == "corrupt":
+                self.corrupt_lines.append(line.strip())
+            elif what == "done":
+                self.result = fields
+        elif who == "vmwatch":
+            fields = kv(what + rest)
+            tag = fields.get("tag")
+            if tag == "begin":
+                self.vm_begin = fields
+            elif tag == "end":
+                self.vm_end = fields
+            else:
+                self.vm_ticks.append(fields)
+            self.vm_last = fields
+        return who, what, fields
+
+    def _work(self, w, now, guest_t):
+        if w > self.work or self.last_work_time is None:
+            self.work = max(w, self.work)
+            self.last_work_time = now
+            self.last_work_guest_t = guest_t
+
+    def vm_delta(self, key):
+        """Counter increase from the begin snapshot to the last one seen."""
+        if not self.vm_begin or not self.vm_last:
+            return None
+        a, b = num(self.vm_begin.get(key)), num(self.vm_last.get(key))
+        if a is None or b is None:
+            return None
+        return b - a
+
+
+def parse_log(text):
+    st = ConsoleState()
+    for line in text.splitlines():
+        st.feed(line)
+    return st

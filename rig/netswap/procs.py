@@ -1,0 +1,209 @@
+"""Host processes the rig starts: Debian's nbd-server and QEMU. Both run in their
+own process group so that stopping them also stops anything they forked."""
+
+import os
+import queue
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+
+class RigError(Exception):
+    """A problem on the host side (not a verdict about the guest)."""
+
+
+def _killpg(proc, sig):
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stop_process(proc, grace=5.0):
+    if proc is None:
+        return
+    if proc.poll() is None:
+        _killpg(proc, signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            pass
+    # the group may outlive its leader (nbd-server forks one child per client)
+    _killpg(proc, signal.SIGKILL)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def listening(port, addr="0100007F"):
+    """Is something listening on 127.0.0.1:port? (reads /proc/net/tcp, no connect)"""
+    want = f"{addr}:{port:04X}"
+    try:
+        with open("/proc/net/tcp") as f:
+            for line in f.readlines()[1:]:
+                parts = line.split()
+                if parts[1] == want and parts[3] == "0A":
+                    return True
+    except OSError:
+        pass
+    return False
+
+
+class NbdServer:
+    """Debian's nbd-server on 127.0.0.1 exporting one file as 'netswap'."""
+
+    EXPORT_NAME = "netswap"
+
+    def __init__(self, rundir, export=None, size_mb=4096, port=None,
+                 binary="nbd-server"):
+        self.rundir = rundir
+        self.auto_export = export is None
+        self.export = export or os.path.join(rundir, "export.img")
+        self.size_mb = size_mb
+        self.port = port
+        self.binary = binary
+        self.proc = None
+        self.log = os.path.join(rundir, "nbd-server.log")
+
+    def start(self, timeout=10.0):
+        if self.auto_export:
+            with open(self.export, "wb") as f:
+                f.truncate(self.size_mb << 20)   # sparse
+        elif not os.path.isfile(self.export):
+            raise RigError(f"nbd export {self.export} does not exist")
+        elif not os.access(self.export, os.R_OK | os.W_OK):
+            raise RigError(f"nbd export {self.export} is not readable and writable")
+        port = self.port or free_port()
+        if self.port and listening(port):
+            raise RigError(f"cannot start nbd-server: 127.0.0.1:{port} is already in use")
+        conf = os.path.join(self.rundir, "nbd-server.conf")
+        with open(conf, "w") as f:
+            f.write("[generic]\n"
+                    "    listenaddr = 127.0.0.1\n"
+                    f"    port = {port}\n"
+                    "    allowlist = false\n"
+                    f"[{self.EXPORT_NAME}]\n"
+                    f"    exportname = {os.path.abspath(self.export)}\n")
+        try:
+            self.proc = subprocess.Popen(
+                [self.binary, "-C", conf, "-d"], stdin=subprocess.DEVNULL,
+                stdout=open(self.log, "wb"), stderr=subprocess.STDOUT,
+                start_new_session=True)
+        except OSError as e:
+            raise RigError(f"cannot start nbd-server ({self.binary}): {e}") from None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                msg = open(self.log, errors="replace").read().strip().splitlines()
+                self.stop()
+                raise RigError(f"nbd-server exited at start (rc={self.proc.returncode}): "
+                               + (" | ".join(msg[-3:]) or "no output"))
+            if listening(port):
+                self.port = port
+                return port
+            time.sleep(0.1)
+        self.stop()
+        raise RigError(f"nbd-server did not listen on 127.0.0.1:{port} within {timeout:.0f}s")
+
+    def stop(self):
+        stop_process(self.proc)
+        if self.auto_export and os.path.exists(self.export):
+            os.unlink(self.export)
+
+
+NIC_DEVICES = {"virtio-net": "virtio-net-pci", "e1000": "e1000", "e1000e": "e1000e"}
+
+
+class Qemu:
+    """A QEMU guest with its serial console on a pipe and its monitor on a
+    unix socket. Console lines arrive on self.lines (a queue)."""
+
+    def __init__(self, rundir, kernel, initrd, ram_mb, cpus, nic, accel="tcg",
+                 append="", disk=None):
+        self.rundir = rundir
+        self.monitor_path = os.path.join(rundir, "monitor.sock")
+        self.console_path = os.path.join(rundir, "console.log")
+        self.lines = queue.Queue()
+        self.proc = None
+        self.exited = threading.Event()
+        accel_args = (["-accel", "kvm", "-cpu", "host"] if accel == "kvm"
+                      else ["-accel", "tcg,thread=multi", "-cpu", "max"])
+        self.cmd = ["qemu-system-x86_64", *accel_args,
+                    "-m", str(ram_mb), "-smp", str(cpus),
+                    "-kernel", kernel, "-initrd", initrd,
+                    "-append", append,
+                    "-display", "none", "-vga", "none", "-no-reboot",
+                    "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
+                    "-monitor", f"unix:{self.monitor_path},server=on,wait=off",
+                    "-netdev", "user,id=n0",
+                    "-device", f"{NIC_DEVICES[nic]},netdev=n0"]
+        if disk:
+            self.cmd += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe"]
+
+    def start(self):
+        with open(os.path.join(self.rundir, "qemu.cmd"), "w") as f:
+            f.write(" ".join(repr(a) if " " in a else a for a in self.cmd) + "\n")
+        try:
+            self.proc = subprocess.Popen(self.cmd, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        except OSError as e:
+            raise RigError(f"cannot start QEMU: {e}") from None
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        with open(self.console_path, "wb") as log:
+            buf = b""
+            while True:
+                chunk = self.proc.stdout.read1(65536)
+                if not chunk:
+                    break
+                log.write(chunk)
+                log.flush()
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    self.lines.put(line.decode("utf-8", "replace").rstrip("\r"))
+            if buf:
+                self.lines.put(buf.decode("utf-8", "replace"))
+        self.proc.wait()
+        self.exited.set()
+        self.lines.put(None)
+
+    def monitor(self, command, timeout=5.0):
+        try:
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(timeout)
+            s.connect(self.monitor_path)
+            s.sendall(command.encode() + b"\n")
+            time.sleep(0.3)
+            s.close()
+            return True
+        except OSError:
+            return False
+
+    def sysrq(self, key):
+        return self.monitor(f"sendkey alt-sysrq-{key}")
+
+    def running(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        if self.running():
+            self.monitor("quit")
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                pass
+        stop_process(self.proc)

@@ -1,0 +1,302 @@
+"""Run scenarios: build what they need, start nbd-server and QEMU, watch the
+console, judge the run, write one JSON line per run."""
+
+import datetime
+import json
+import os
+import queue
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import console, procs
+from .procs import RigError
+from .scenario import ROOT
+
+CACHE = os.environ.get("NETSWAP_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "netswap")
+OUT = os.environ.get("NETSWAP_OUT") or os.path.join(ROOT, "out")
+
+# verdicts
+COMPLETED, HUNG, CORRUPT, FAILED, CRASHED, TIMEOUT, SETUP_FAILED = (
+    "completed", "hung", "corrupt", "failed", "crashed", "timeout", "setup-failed")
+
+
+def info(msg, quiet=False):
+    if not quiet:
+        print(f"[netswap {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def build_kernel(variant):
+    """rig/kernel.sh prints the bzImage path on stdout, progress on stderr."""
+    r = subprocess.run([os.path.join(ROOT, "rig", "kernel.sh"), variant],
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RigError(f"kernel build for variant {variant} failed")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def build_initramfs():
+    r = subprocess.run([os.path.join(ROOT, "guest", "build-initramfs.sh")],
+                       stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise RigError("initramfs build failed")
+    return r.stdout.strip().splitlines()[-1]
+
+
+def make_run_initrd(base, rundir, conf, script=None):
+    """base initramfs + a second cpio holding /etc/netswap/run.conf (and test.sh)."""
+    tmp = tempfile.mkdtemp(dir=rundir)
+    try:
+        d = os.path.join(tmp, "etc", "netswap")
+        os.makedirs(d)
+        with open(os.path.join(d, "run.conf"), "w") as f:
+            for k, v in conf.items():
+                f.write(f"{k}={shlex.quote(str(v))}\n")
+        if script:
+            shutil.copy(script, os.path.join(d, "test.sh"))
+            os.chmod(os.path.join(d, "test.sh"), 0o755)
+        files = subprocess.run("find etc | LC_ALL=C sort", shell=True, cwd=tmp,
+                               stdout=subprocess.PIPE, check=True).stdout
+        extra = subprocess.run(["cpio", "-o", "-H", "newc", "--quiet", "-R", "0:0"],
+                               cwd=tmp, input=files, stdout=subprocess.PIPE,
+                               check=True).stdout
+    finally:
+        shutil.rmtree(tmp)
+    path = os.path.join(rundir, "initrd.img")
+    with open(path, "wb") as out, open(base, "rb") as b:
+        shutil.copyfileobj(b, out)
+        # the kernel unpacks concatenated archives in order; an uncompressed
+        # one must start 4-byte aligned (zero padding is skipped)
+        out.write(b"\0" * (-out.tell() % 4))
+        out.write(extra)
+    return path
+
+
+class Status:
+    """One progress line every `every` seconds while a run is going."""
+
+    def __init__(self, label, quiet, every=15):
+        self.label, self.quiet, self.every = label, quiet, every
+        self.last = 0
+
+    def show(self, now, t0, st, force=False):
+        if self.quiet or (not force and now - self.last < self.every):
+            return
+        self.last = now
+        p = st.progress or {}
+        vm = st.vm_last or {}
+        msg = f"{self.label} t={now - t0:.0f}s phase={st.phase}"
+        if p:
+            msg += (f" verified={p.get('verified')} rate={p.get('rate')}/s"
+                    f" passes={p.get('passes')} corrupt={p.get('corrupt')}")
+        if vm:
+            msg += f" pswpin={vm.get('pswpin')} pswpout={vm.get('pswpout')}"
+        if st.phase == "run" and st.last_work_time:
+            idle = now - st.last_work_time
+            if idle > 10:
+                msg += f" no-progress-for={idle:.0f}s"
+        info(msg)
+
+
+def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_id = f"{stamp}-{sc.name}-{sc.variant}-{sc.nic}-r{rep}"
+    rundir = os.path.join(outdir, "runs", run_id)
+    os.makedirs(rundir, exist_ok=True)
+    label = f"[{sc.name} {sc.variant} {sc.nic} run {rep}/{sc.runs}]"
+    rec = {
+        "run_id": run_id, "scenario": sc.name, "description": sc.description,
+        "variant": sc.variant, "nic": sc.nic, "ram_mb": sc.ram, "cpus": sc.cpus,
+        "accel": sc.accel, "swap": sc.swap, "nbd_connections": sc.nbd_connections,
+        "min_free_kbytes": sc.min_free_kbytes, "workload": sc.workload,
+        "rep": rep, "expect": sc.expect, "hang_after": sc.hang_after,
+        "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
+        "rundir": os.path.relpath(rundir, ROOT) if rundir.startswith(ROOT) else rundir,
+    }
+    nbd = qemu = None
+    disk = None
+    try:
+        conf = {
+            "NS_SWAP": sc.swap, "NS_NBD_HOST": "10.0.2.2",
+            "NS_NBD_EXPORT": procs.NbdServer.EXPORT_NAME,
+            "NS_NBD_CONNS": sc.nbd_connections, "NS_NBD_BS": sc.nbd_blocksize,
+            "NS_MIN_FREE_KBYTES": sc.min_free_kbytes or "",
+            "NS_HUNG_TASK_TIMEOUT": sc.hung_task_timeout,
+            "NS_VMWATCH_INTERVAL": sc.vmwatch_interval,
+            "NS_SYSCTL": " ".join(sc.sysctl), "NS_RUN": sc.workload,
+        }
+        if sc.swap == "nbd":
+            nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port)
+            conf["NS_NBD_PORT"] = nbd.start()
+        elif sc.swap == "vblk":
+            disk = os.path.join(rundir, "swap.img")
+            with open(disk, "wb") as f:
+                f.truncate(sc.export_size << 20)
+        script = os.path.join(ROOT, sc.test_script) if sc.test_script else None
+        initrd = make_run_initrd(base_initrd, rundir, conf, script)
+        append = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
+                  "softlockup_panic=0 " + sc.kernel_args).strip()
+        qemu = procs.Qemu(rundir, kernel, initrd, sc.ram, sc.cpus, sc.nic,
+                          sc.accel, append, disk)
+        info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
+             f"swap={sc.swap}); console: {os.path.join(rundir, 'console.log')}", quiet)
+        qemu.start()
+        rec.update(watch(sc, qemu, label, quiet))
+    finally:
+        if qemu:
+            qemu.stop()
+        if nbd:
+            nbd.stop()
+        if disk and os.path.exists(disk):
+            os.unlink(disk)
+    with open(os.path.join(rundir, "result.json"), "w") as f:
+        json.dump(rec, f, indent=1)
+    return rec
+
+
+def watch(sc, qemu, label, quiet):
+    """Follow the console until the guest powers off or the run is judged."""
+    st = console.ConsoleState()
+    status = Status(label, quiet)
+    t0 = time.monotonic()
+    verdict = None
+    stalls = []
+    dump_at = None
+
+    def drain(until):
+        while True:
+            left = until - time.monotonic()
+            if left <= 0:
+                return True
+            try:
+                line = qemu.lines.get(timeout=min(left, 1.0))
+            except queue.Empty:
+                continue
+            if line is None:
+                return False
+            st.feed(line, time.monotonic())
+
+    def dump():
+        for k in sc.sysrq_dump:
+            qemu.sysrq(k)
+            time.sleep(1)
+        return drain(time.monotonic() + 20)
+
+    while verdict is None:
+        try:
+            line = qemu.lines.get(timeout=1.0)
+        except queue.Empty:
+            line = ""
+        now = time.monotonic()
+        if line is None:
+            break                      # QEMU exited
+        if line:
+            st.feed(line, now)
+        status.show(now, t0, st)
+        if st.phase in ("boot", "swapon") and now - t0 > sc.boot_timeout:
+            info(f"{label} no workload after {sc.boot_timeout}s: dumping state", quiet)
+            dump()
+            verdict = SETUP_FAILED
+        elif st.phase == "run" and now - st.last_work_time > sc.hang_after:
+            work_before = st.work
+            idle = now - st.last_work_time
+            info(f"{label} no progress for {idle:.0f}s: asking the guest for "
+                 f"sysrq {sc.sysrq_dump}", quiet)
+            dump_at = now
+            alive = dump()
+            if alive and st.work > work_before:
+                stalls.append({"at_s": round(st.last_work_time - t0, 1), "idle_s": round(idle, 1)})
+                info(f"{label} progress resumed during the dump: a stall, not a hang", quiet)
+                continue
+            verdict = HUNG if alive else None
+            if not alive:
+                break
+        elif now - t0 > sc.max_time:
+            info(f"{label} still running after max_time={sc.max_time}s", quiet)
+            dump()
+            verdict = TIMEOUT
+    if verdict is None:
+        # QEMU exited: drain what is left, then judge from what the guest said
+        drain(time.monotonic() + 0.5)
+        if st.errors:
+            verdict = SETUP_FAILED
+        elif st.exit_rc is None:
+            verdict = CRASHED
+        elif st.result and st.result.get("result") == "corrupt":
+            verdict = CORRUPT
+        elif st.exit_rc == 0:
+            verdict = COMPLETED
+        else:
+            verdict = FAILED
+    status.show(time.monotonic(), t0, st, force=True)
+    return summarize(st, verdict, t0, stalls, dump_at)
+
+
+def summarize(st, verdict, t0, stalls, dump_at):
+    run_t = st.phases.get("run")
+    done_t = st.phases.get("done")
+    r = st.result or {}
+    out = {
+        "verdict": verdict,
+        "rc": st.exit_rc,
+        "workload_result": r.get("result"),
+        "boot_s": round(run_t - t0, 1) if run_t else None,
+        "wall_s": round(done_t - run_t, 1) if (run_t and done_t) else None,
+        "time_to_hang_s": (round(st.last_work_time - run_t, 1)
+                           if verdict == HUNG and run_t and st.last_work_time else None),
+        "guest_elapsed_s": console.num(r.get("elapsed")),
+        "guest_last_progress_s": st.last_work_guest_t,
+        "verified": console.num(r.get("verified")) if r else
+        console.num((st.progress or {}).get("verified")),
+        "corrupt": console.num(r.get("corrupt")) if r else
+        console.num((st.progress or {}).get("corrupt")),
+        "corrupt_reports": st.corrupt_lines[:20],
+        "stalls": stalls,
+        "errors": st.errors,
+        "kernel": st.kernel,
+        "nic_driver": st.info.get("driver"),
+        "min_free_kbytes_effective": console.num(st.info.get("min_free_kbytes")),
+    }
+    for key, name in (("pswpin", "pswpin"), ("pswpout", "pswpout"),
+                      ("pgscan_direct_throttle", "pgscan_direct_throttle"),
+                      ("allocstall_normal", "allocstall_normal"),
+                      ("allocstall_dma32", "allocstall_dma32"),
+                      ("oom_kill", "oom_kill"),
+                      ("TcpExt.PFMemallocDrop", "pfmemalloc_drop")):
+        out[name] = st.vm_delta(key)
+    out["vm_ticks"] = [{k: t.get(k) for k in ("t", "nr_free_pages", "pswpin", "pswpout",
+                                              "pgscan_direct_throttle")}
+                       for t in st.vm_ticks]
+    return out
+
+
+def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None):
+    os.makedirs(outdir, exist_ok=True)
+    kernels = {}
+    for sc in scenarios:
+        if sc.variant not in kernels:
+            info(f"kernel variant {sc.variant}: building or reusing", quiet)
+            kernels[sc.variant] = build_kernel(sc.variant)
+    base = build_initramfs()
+    if results is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        results = os.path.join(outdir, "results", f"{stamp}.jsonl")
+    os.makedirs(os.path.dirname(results), exist_ok=True)
+    recs = []
+    # interleave scenarios run by run (A B A B ...) so drift affects all alike
+    for rep in range(1, max(sc.runs for sc in scenarios) + 1):
+        for sc in scenarios:
+            if rep > sc.runs:
+                continue
+            rec = run_once(sc, rep, kernels[sc.variant], base, outdir, quiet)
+            recs.append(rec)
+            with open(results, "a") as f:
+                f.write(json.dumps(rec, sort_keys=True) + "\n")
+            info(f"[{sc.name} {sc.variant} {sc.nic} run {rep}/{sc.runs}] verdict={rec['verdict']}"
+                 f" wall={rec['wall_s']}s corrupt={rec['corrupt']}"
+                 f" pswpout={rec['pswpout']}", quiet)
+    return recs, results

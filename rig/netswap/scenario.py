@@ -1,0 +1,221 @@
+"""Declarative scenario files.
+
+A scenario is a small text file of ``key = value`` lines (``#`` starts a
+comment). Every key has a type, a default and a check; an unknown key, a bad
+value or a duplicate key is an error that names the file and line.
+"""
+
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class ScenarioError(Exception):
+    pass
+
+
+def _size_mb(v):
+    m = re.fullmatch(r"(\d+)\s*([MG]?)", v.strip(), re.I)
+    if not m:
+        raise ValueError("expected a size like 256M or 1G")
+    n = int(m.group(1))
+    return n * 1024 if m.group(2).upper() == "G" else n
+
+
+def _int_range(lo, hi):
+    def conv(v):
+        n = int(v)
+        if not lo <= n <= hi:
+            raise ValueError(f"expected an integer in {lo}..{hi}")
+        return n
+    return conv
+
+
+def _float_range(lo, hi):
+    def conv(v):
+        n = float(v)
+        if not lo <= n <= hi:
+            raise ValueError(f"expected a number in {lo}..{hi}")
+        return n
+    return conv
+
+
+def _choice(*choices):
+    def conv(v):
+        if v not in choices:
+            raise ValueError("expected one of " + ", ".join(choices))
+        return v
+    return conv
+
+
+def _variant(v):
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", v) or not os.path.isfile(
+            os.path.join(ROOT, "rig", "variants", v)):
+        known = sorted(os.listdir(os.path.join(ROOT, "rig", "variants")))
+        raise ValueError("unknown kernel variant; known: " + ", ".join(known))
+    return v
+
+
+def _mfk(v):
+    if v == "default":
+        return None
+    n = int(v)
+    if not 128 <= n <= 1048576:
+        raise ValueError("expected 'default' or kilobytes in 128..1048576")
+    return n
+
+
+def _procs(v):
+    if v == "auto":
+        return None
+    return _int_range(1, 4096)(v)
+
+
+def _wsize(v):
+    if not re.fullmatch(r"(\d+(\.\d+)?x|\d+[KMG]?)", v, re.I):
+        raise ValueError("expected Nx (times guest RAM) or a size like 512M")
+    return v
+
+
+def _export(v):
+    if v == "auto":
+        return None
+    if not os.path.isabs(v):
+        raise ValueError("expected 'auto' or an absolute path")
+    return v
+
+
+def _port(v):
+    if v == "auto":
+        return None
+    return _int_range(1024, 65535)(v)
+
+
+def _str(v):
+    return v
+
+
+def _words(v):
+    return v.split()
+
+
+def _bool(v):
+    if v in ("yes", "true", "1", "on"):
+        return True
+    if v in ("no", "false", "0", "off"):
+        return False
+    raise ValueError("expected yes or no")
+
+
+# key: (converter, default, help)
+KEYS = {
+    "description": (_str, "", "one line shown in reports"),
+    "variant": (_variant, "series", "kernel variant (rig/variants/NAME)"),
+    "ram": (_size_mb, 256, "guest RAM, e.g. 256M"),
+    "cpus": (_int_range(1, 8), 2, "guest vCPUs"),
+    "nic": (_choice("virtio-net", "e1000", "e1000e"), "virtio-net", "guest NIC model"),
+    "accel": (_choice("tcg", "kvm"), "tcg", "QEMU accelerator (kvm only when asked)"),
+    "swap": (_choice("nbd", "vblk", "none"), "nbd", "swap device: NBD, local virtio-blk, or none"),
+    "export": (_export, None, "'auto' (sparse file per run) or an existing file to export"),
+    "export_size": (_size_mb, 4096, "size of the automatic export / local disk"),
+    "nbd_port": (_port, None, "'auto' or a fixed host port for nbd-server"),
+    "nbd_connections": (_int_range(1, 16), 1, "nbd-client -C"),
+    "nbd_blocksize": (_choice("512", "1024", "2048", "4096"), "4096", "nbd-client -b"),
+    "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
+    "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces"),
+    "procs": (_procs, None, "swapstress processes ('auto' = 16 x cpus)"),
+    "size": (_wsize, "4x", "swapstress total size (Nx guest RAM or absolute)"),
+    "loops": (_int_range(0, 100000), 2, "swapstress verifying passes"),
+    "duration": (_int_range(0, 86400), 0, "swapstress duration in seconds (0 = use loops)"),
+    "write_frac": (_float_range(0, 1), 0.0, "swapstress write fraction"),
+    "command": (_str, "", "guest command instead of swapstress (must print progress lines)"),
+    "test_script": (_str, "", "guest shell script (repo path) run instead of the workload"),
+    "hang_after": (_int_range(5, 3600), 90, "seconds without progress before 'hung'"),
+    "boot_timeout": (_int_range(10, 3600), 300, "seconds from start to the workload's first line"),
+    "max_time": (_int_range(30, 86400), 1800, "seconds for the whole run before 'timeout'"),
+    "hung_task_timeout": (_int_range(0, 3600), 60, "guest kernel.hung_task_timeout_secs"),
+    "vmwatch_interval": (_int_range(0, 3600), 5, "guest counter sampling interval (0 = off)"),
+    "sysrq_dump": (_str, "wm", "sysrq keys sent when hung (w = blocked tasks, m = memory, t = all tasks)"),
+    "kernel_args": (_str, "", "extra kernel command line"),
+    "runs": (_int_range(1, 1000), 1, "repetitions"),
+    "expect": (_choice("any", "completed", "hung"), "any", "verdict a test requires"),
+}
+
+
+class Scenario(dict):
+    """A parsed scenario: a dict of every key (defaults filled in) + name/path."""
+
+    def __getattr__(self, k):
+        try:
+            return self[k]
+        except KeyError:
+            raise AttributeError(k)
+
+    @property
+    def workload(self):
+        if self.command:
+            return self.command
+        procs = self.procs if self.procs is not None else 16 * self.cpus
+        cmd = f"swapstress -p {procs} -s {self.size} -l {self.loops}"
+        if self.duration:
+            cmd += f" -d {self.duration}"
+        if self.write_frac:
+            cmd += f" -w {self.write_frac}"
+        return cmd
+
+
+def parse_text(text, name="<scenario>", overrides=()):
+    values = {}
+    seen = {}
+    lines = [(i + 1, l) for i, l in enumerate(text.splitlines())]
+    lines += [(f"--set {o}", o) for o in overrides]
+    for lineno, raw in lines:
+        line = raw.split("#", 1)[0].strip() if not isinstance(lineno, str) else raw.strip()
+        if not line:
+            continue
+        if "=" not in line:
+            raise ScenarioError(f"{name}:{lineno}: expected 'key = value', got {raw.strip()!r}")
+        key, val = (p.strip() for p in line.split("=", 1))
+        if key not in KEYS:
+            raise ScenarioError(f"{name}:{lineno}: unknown key {key!r} "
+                                f"(known: {', '.join(sorted(KEYS))})")
+        if key in seen and not isinstance(lineno, str):
+            raise ScenarioError(f"{name}:{lineno}: duplicate key {key!r} (first at line {seen[key]})")
+        seen[key] = lineno
+        conv = KEYS[key][0]
+        try:
+            values[key] = conv(val)
+        except ValueError as e:
+            raise ScenarioError(f"{name}:{lineno}: bad value {val!r} for {key}: {e}") from None
+    sc = Scenario({k: v[1] for k, v in KEYS.items()})
+    sc.update(values)
+    sc["name"] = name
+    if sc["test_script"]:
+        p = os.path.join(ROOT, sc["test_script"])
+        if not os.path.isfile(p):
+            raise ScenarioError(f"{name}: test_script {sc['test_script']} does not exist")
+    if sc["expect"] == "hung" and sc["hang_after"] >= sc["max_time"]:
+        raise ScenarioError(f"{name}: hang_after must be below max_time")
+    return sc
+
+
+def load(path, overrides=()):
+    if not os.path.isfile(path):
+        cand = os.path.join(ROOT, "rig", "scenarios", path)
+        for c in (cand, cand + ".scn"):
+            if os.path.isfile(c):
+                path = c
+                break
+        else:
+            raise ScenarioError(f"no scenario file {path!r}")
+    with open(path) as f:
+        text = f.read()
+    name = os.path.splitext(os.path.basename(path))[0]
+    sc = parse_text(text, name, overrides)
+    sc["path"] = path
+    return sc
+
+
+def describe_keys():
+    return "\n".join(f"  {k:18} default {v[1]!r:12} {v[2]}" for k, v in KEYS.items())
