@@ -1,13 +1,18 @@
 #!/bin/bash
-# Prepare the kernel source tree of one variant, outside the repo.
+# Check out the kernel source of one variant, outside the repo.
 #
-#   rig/tree.sh VARIANT     print the path of the variant's patched tree
+#   rig/tree.sh VARIANT            check the variant out; print the tree's path
+#   rig/tree.sh --list VARIANT KIND    list the variant's patches or configs
 #
-# The pristine tree is unpacked once from Debian's linux-source-6.1 tarball into
-# $NETSWAP_CACHE/src. A variant tree is a hard-linked copy of it with the
-# variant's patches applied (patching breaks the links of the files it touches,
-# so the pristine tree is never modified). A variant is described by
-# rig/variants/VARIANT: one entry per line,
+# All variants share one source path, $NETSWAP_CACHE/linux: a git repository
+# holding Debian's linux-source-6.1 as unpacked from its tarball (commit tagged
+# "pristine") and one branch per variant (v/VARIANT: pristine + its patches,
+# one commit each). Sharing the path lets ccache reuse objects across variants;
+# git checkout rewrites exactly the files that differ, so make (out of tree, one
+# O= folder per variant) rebuilds what changed and nothing else.
+# Callers hold $NETSWAP_CACHE/linux.lock while they use the tree (rig/kernel.sh).
+#
+# A variant is described by rig/variants/VARIANT: one entry per line,
 #   series FILE      every patch listed in FILE (a quilt-style series), in order
 #   patch FILE       one patch
 #   config FILE      an extra kconfig fragment (used by rig/kernel.sh)
@@ -15,6 +20,9 @@
 # Paths are relative to the repo root.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+
+TREE="$NETSWAP_CACHE/linux"
+G() { git -C "$TREE" -c user.name=netswap -c user.email=netswap@localhost -c advice.detachedHead=false "$@"; }
 
 variant_lines() { # VARIANT KIND -> paths of that kind, includes resolved
 	local v=$1 kind=$2 f="$NETSWAP_ROOT/rig/variants/$1"
@@ -27,82 +35,75 @@ variant_lines() { # VARIANT KIND -> paths of that kind, includes resolved
 		series)
 			[ "$kind" = patch ] || continue
 			[ -f "$NETSWAP_ROOT/$a" ] || die "variant $v: missing series file $a"
-			local d; d=$(dirname "$a")
-			local p
+			local d p
+			d=$(dirname "$a")
 			while read -r p _; do
 				case "$p" in ''|'#'*) continue ;; esac
 				echo "$d/$p"
 			done < "$NETSWAP_ROOT/$a" ;;
 		patch|config)
-			[ "$kind" = "$k" ] && echo "$a" ;;
+			if [ "$kind" = "$k" ]; then echo "$a"; fi ;;
 		*) die "variant $v: unknown entry '$k'" ;;
 		esac
 	done < "$f"
 }
 
-ensure_pristine() {
+ensure_repo() {
 	[ -f "$NETSWAP_TARBALL" ] || die "no kernel tarball at $NETSWAP_TARBALL (run: make deps)"
-	local want; want="$(stat -c '%s %Y' "$NETSWAP_TARBALL") $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)"
-	PRISTINE="$NETSWAP_CACHE/src/linux-source-6.1"
-	if [ -f "$PRISTINE/.netswap-pristine" ] && [ "$(cat "$PRISTINE/.netswap-pristine")" = "$want" ]; then
+	local want
+	want="$(stat -c '%s' "$NETSWAP_TARBALL") $(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || echo unknown)"
+	if [ -d "$TREE/.git" ] && [ "$(G config --get netswap.tarball || true)" = "$want" ]; then
 		return
 	fi
-	log "unpacking $NETSWAP_TARBALL into $NETSWAP_CACHE/src (about a minute)"
-	mkdir -p "$NETSWAP_CACHE/src"
-	local tmp="$NETSWAP_CACHE/src/.unpack.$$"
-	rm -rf "$tmp" "$PRISTINE"
-	mkdir -p "$tmp"
-	tar -xJf "$NETSWAP_TARBALL" -C "$tmp"
-	mv "$tmp/linux-source-6.1" "$PRISTINE"
-	rmdir "$tmp"
-	echo "$want" > "$PRISTINE/.netswap-pristine"
+	log "unpacking $NETSWAP_TARBALL into $TREE and recording it in git (a few minutes, once)"
+	rm -rf "$TREE" "$NETSWAP_CACHE/build"
+	mkdir -p "$TREE"
+	tar -xJf "$NETSWAP_TARBALL" -C "$TREE" --strip-components=1
+	G init -q
+	# Debian's tarball ignores every top-level path (its packaging repo's rule)
+	G add -A -f .
+	G commit -q -m "Linux $(sed -n 's/^SUBLEVEL = //p' "$TREE/Makefile" | sed 's/^/6.1./') as shipped in Debian's linux-source-6.1 $want"
+	G tag -f pristine >/dev/null
+	G config netswap.tarball "$want"
 }
 
-patch_files_touched() { # patch file -> paths it touches
-	sed -n -e 's#^+++ b/\([^[:space:]]*\).*#\1#p' -e 's#^--- a/\([^[:space:]]*\).*#\1#p' "$1" | sort -u
+patch_stamp() { # patches... -> hash of their names and contents
+	local p
+	{ G rev-parse pristine; for p in "$@"; do
+		[ -f "$NETSWAP_ROOT/$p" ] || die "missing patch $p"
+		echo "$p"; sha256sum < "$NETSWAP_ROOT/$p"; done; } | sha256sum | cut -d' ' -f1
 }
 
-main() {
-	[ $# -eq 1 ] || die "usage: rig/tree.sh VARIANT"
-	local v=$1
+checkout_variant() {
+	local v=$1 p
 	local patches; patches=$(variant_lines "$v" patch)
-	ensure_pristine
-	local tree="$NETSWAP_CACHE/trees/$v"
-	local stamp; stamp=$( { cat "$PRISTINE/.netswap-pristine"; for p in $patches; do
-		[ -f "$NETSWAP_ROOT/$p" ] || die "variant $v: missing patch $p"
-		echo "$p"; sha256sum < "$NETSWAP_ROOT/$p"; done; } | sha256sum | cut -d' ' -f1)
-	if [ -f "$tree/.netswap-stamp" ] && [ "$(cat "$tree/.netswap-stamp")" = "$stamp" ]; then
-		echo "$tree"; return
+	ensure_repo
+	# shellcheck disable=SC2086
+	local stamp; stamp=$(patch_stamp $patches)
+	local br="v/$v"
+	if [ "$(G config --get "netswap.stamp.$v" || true)" = "$stamp" ] && G rev-parse -q --verify "$br" >/dev/null; then
+		G checkout -q -f "$br"
+	else
+		log "preparing branch $br ($(echo "$patches" | grep -c . || true) patches)"
+		G checkout -q -f -B "$br" pristine
+		for p in $patches; do
+			if ! (cd "$TREE" && patch -p1 -F0 -s -N --no-backup-if-mismatch -r - < "$NETSWAP_ROOT/$p" >/dev/null); then
+				G checkout -q -f pristine
+				G branch -q -D "$br" || true
+				G config --unset "netswap.stamp.$v" || true
+				die "variant $v: patch $p does not apply"
+			fi
+			G add -A -f .
+			G commit -q --allow-empty -m "$(basename "$p")"
+		done
+		G config "netswap.stamp.$v" "$stamp"
 	fi
-	local oldfiles=""
-	[ -f "$tree/.netswap-files" ] && oldfiles=$(cat "$tree/.netswap-files")
-	log "preparing tree for variant '$v' ($(echo "$patches" | grep -c . || true) patches)"
-	rm -rf "$tree"
-	mkdir -p "$NETSWAP_CACHE/trees"
-	cp -al "$PRISTINE" "$tree"
-	rm -f "$tree/.netswap-pristine"
-	local newfiles=""
-	for p in $patches; do
-		log "  applying $p"
-		if ! (cd "$tree" && patch -p1 -F0 -s -N --no-backup-if-mismatch -r - < "$NETSWAP_ROOT/$p"); then
-			rm -rf "$tree"
-			die "variant $v: patch $p does not apply"
-		fi
-		newfiles="$newfiles $(patch_files_touched "$NETSWAP_ROOT/$p")"
-	done
-	# Files this variant or its previous patch set touched must look newer than
-	# any object in the build folder, and must not share an inode with the
-	# pristine tree (so touching them cannot disturb other variants).
-	local f
-	for f in $(printf '%s\n' $oldfiles $newfiles | sort -u); do
-		[ -e "$tree/$f" ] || continue
-		cp -p "$tree/$f" "$tree/$f.netswap-tmp" && mv -f "$tree/$f.netswap-tmp" "$tree/$f"
-		touch "$tree/$f"
-	done
-	printf '%s\n' $newfiles | sort -u > "$tree/.netswap-files"
-	echo "$stamp" > "$tree/.netswap-stamp"
-	echo "$tree"
+	[ -z "$(G status --porcelain --untracked-files=no)" ] || die "$TREE has local changes; refusing to build"
+	echo "$TREE"
 }
 
-if [ "${1:-}" = "--list" ]; then variant_lines "$2" "$3"; exit 0; fi
-main "$@"
+case "${1:-}" in
+--list) [ $# -eq 3 ] || die "usage: rig/tree.sh --list VARIANT patch|config"; variant_lines "$2" "$3" ;;
+''|-*) die "usage: rig/tree.sh VARIANT" ;;
+*) checkout_variant "$1" ;;
+esac

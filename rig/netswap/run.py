@@ -18,6 +18,7 @@ from .scenario import ROOT
 
 CACHE = os.environ.get("NETSWAP_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "netswap")
+DUMP_WAIT = 20   # seconds of console collected after the sysrq dump
 OUT = os.environ.get("NETSWAP_OUT") or os.path.join(ROOT, "out")
 
 # verdicts
@@ -130,7 +131,8 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             "NS_SYSCTL": " ".join(sc.sysctl), "NS_RUN": sc.workload,
         }
         if sc.swap == "nbd":
-            nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port)
+            nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port,
+                                  sc.nbd_server)
             conf["NS_NBD_PORT"] = nbd.start()
         elif sc.swap == "vblk":
             disk = os.path.join(rundir, "swap.img")
@@ -184,7 +186,7 @@ def watch(sc, qemu, label, quiet):
         for k in sc.sysrq_dump:
             qemu.sysrq(k)
             time.sleep(1)
-        return drain(time.monotonic() + 20)
+        return drain(time.monotonic() + DUMP_WAIT)
 
     while verdict is None:
         try:

@@ -1,0 +1,62 @@
+# netswap: safe swap over NBD for Debian's linux-source-6.1.
+#
+#   make demo     install what is missing, build, boot, swap over NBD, summarise
+#   make test     the test suite (what CI runs); ends with "N passed, N failed"
+#
+# Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels,
+# experiment, check-patches, clean, distclean, help.
+# Settings (environment or make VAR=...):
+#   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
+#   VARIANT        kernel variant for demo/kernel (series; see rig/variants/)
+#   SCENARIO       scenario for demo (seed; see rig/scenarios/)
+#   RUNS           runs per configuration for `make experiment` (5)
+
+SHELL := /bin/bash
+VARIANT ?= series
+SCENARIO ?= seed
+RUNS ?= 5
+RUN := rig/netswap-run
+
+.PHONY: help deps tools initramfs kernel kernels demo test experiment check-patches clean distclean
+
+help:
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+
+deps:
+	@scripts/deps.sh
+
+tools: deps
+	@$(MAKE) -s -C tools
+
+initramfs: tools
+	@guest/build-initramfs.sh >/dev/null
+
+kernel: deps
+	@rig/kernel.sh $(VARIANT)
+
+kernels: deps
+	@for v in stock baseline series; do rig/kernel.sh $$v || exit 1; done
+
+demo: deps
+	@$(RUN) run $(SCENARIO) --set variant=$(VARIANT) --summary
+
+test: deps
+	@test/run.sh
+
+# The seed experiment A/B: baseline, stock and series on virtio-net and e1000.
+experiment: deps
+	@$(RUN) run seed-ab-baseline-virtio seed-ab-stock-virtio seed-ab-series-virtio \
+		seed-ab-baseline-e1000 seed-ab-stock-e1000 seed-ab-series-e1000 \
+		--runs $(RUNS) --results docs/results/seed-ab.jsonl
+	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab.md
+
+check-patches: deps
+	@scripts/check-patches.sh
+
+clean:
+	rm -rf out
+	$(MAKE) -s -C tools clean
+
+distclean: clean
+	@echo "removing $${NETSWAP_CACHE:-$$HOME/.cache/netswap}"
+	rm -rf "$${NETSWAP_CACHE:-$$HOME/.cache/netswap}"

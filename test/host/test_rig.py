@@ -1,0 +1,199 @@
+"""Unit tests of the rig's host side: scenario files, console parsing, verdicts, reports."""
+
+import json
+import os
+import queue
+import tempfile
+import unittest
+
+from netswap import console, report, run, scenario
+
+LOG = """\
+[    0.9] Run /init as init process
+NETSWAP: phase=boot kernel=6.1.192 uptime=1.03 memtotal_kb=242332 cpus=2
+NETSWAP: info min_free_kbytes=1931 watermark_scale_factor=10
+NETSWAP: info nic=eth0 driver=virtio_net mtu=1500
+NETSWAP: phase=swapon swap=nbd swaptotal_kb=4194300 uptime=2.28
+vmwatch: tag=begin t=2.3 nr_free_pages=50000 pswpin=0 pswpout=0 pgscan_direct_throttle=0 TcpExt.PFMemallocDrop=0
+NETSWAP: phase=run cmd=swapstress -p 32 -s 4x -l 2
+swapstress: start procs=32 size_mb=946 pages_per_proc=7572 loops=2
+swapstress: progress t=2.0 verified=0 rate=0 filled=1000 passes=0/64 corrupt=0 running=32
+[   10.1] swapstress: progress t=4.0 verified=50 rate=25 filled=242304 passes=0/64 corrupt=0 running=32
+vmwatch: tag=tick t=7.3 nr_free_pages=900 pswpin=10 pswpout=5000 pgscan_direct_throttle=3 TcpExt.PFMemallocDrop=0
+[   11.2] INFO: task swapstress:77 blocked for more than 30 seconds.
+[   12.0] nbd0: Possible stuck request 000000001: control (write@1234,4096B). Runtime 30 seconds
+swapstress: done result=completed elapsed=76.1 verified=484608 corrupt=0 killed=0 exit=0
+vmwatch: tag=end t=80.0 nr_free_pages=40000 pswpin=485346 pswpout=243968 pgscan_direct_throttle=7 TcpExt.PFMemallocDrop=2
+NETSWAP: phase=done rc=0 uptime=78.52
+NETSWAP: exit rc=0
+"""
+
+
+class ScenarioTest(unittest.TestCase):
+    def test_defaults_and_workload(self):
+        sc = scenario.parse_text("variant = stock\ncpus = 2\n")
+        self.assertEqual(sc.variant, "stock")
+        self.assertEqual(sc.ram, 256)
+        self.assertEqual(sc.workload, "swapstress -p 32 -s 4x -l 2")
+
+    def test_sizes_and_options(self):
+        sc = scenario.parse_text("ram = 1G\nprocs = 8\nsize = 512M\nloops = 1\nwrite_frac = 0.25\n"
+                                 "min_free_kbytes = 8192\nduration = 30\n")
+        self.assertEqual(sc.ram, 1024)
+        self.assertEqual(sc.min_free_kbytes, 8192)
+        self.assertEqual(sc.workload, "swapstress -p 8 -s 512M -l 1 -d 30 -w 0.25")
+
+    def test_comments_and_blank_lines(self):
+        sc = scenario.parse_text("# a comment\n\nnic = e1000  # trailing\n")
+        self.assertEqual(sc.nic, "e1000")
+
+    def test_unknown_key_names_line(self):
+        with self.assertRaisesRegex(scenario.ScenarioError, r"x.scn:2: unknown key 'swappiness'"):
+            scenario.parse_text("ram = 256M\nswappiness = 10\n", "x.scn")
+
+    def test_bad_values(self):
+        for text, msg in (("ram = lots", "bad value 'lots' for ram"),
+                          ("nic = rtl8139", "expected one of"),
+                          ("cpus = 0", "in 1..8"),
+                          ("write_frac = 2", "in 0..1"),
+                          ("variant = nosuch", "unknown kernel variant"),
+                          ("min_free_kbytes = 12", "default"),
+                          ("export = relative.img", "absolute path"),
+                          ("just words", "expected 'key = value'")):
+            with self.assertRaisesRegex(scenario.ScenarioError, msg):
+                scenario.parse_text(text)
+
+    def test_duplicate_key(self):
+        with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):
+            scenario.parse_text("ram = 256M\nram = 512M\n")
+
+    def test_overrides_win(self):
+        sc = scenario.parse_text("ram = 256M\n", overrides=["ram=512M", "runs=3"])
+        self.assertEqual((sc.ram, sc.runs), (512, 3))
+
+    def test_every_shipped_scenario_parses(self):
+        d = os.path.join(scenario.ROOT, "rig", "scenarios")
+        for f in sorted(os.listdir(d)):
+            scenario.load(os.path.join(d, f))
+
+    def test_missing_file(self):
+        with self.assertRaisesRegex(scenario.ScenarioError, "no scenario file"):
+            scenario.load("/nonexistent.scn")
+
+
+class ConsoleTest(unittest.TestCase):
+    def test_parse_full_log(self):
+        st = console.parse_log(LOG)
+        self.assertEqual(st.exit_rc, 0)
+        self.assertEqual(st.phase, "done")
+        self.assertEqual(st.info["driver"], "virtio_net")
+        self.assertEqual(st.result["result"], "completed")
+        self.assertEqual(st.vm_delta("pswpout"), 243968)
+        self.assertEqual(st.vm_delta("TcpExt.PFMemallocDrop"), 2)
+        self.assertEqual(st.kernel["hung_task"], 1)
+        self.assertEqual(st.kernel["nbd_stuck"], 1)
+        self.assertEqual(st.progress_count, 2)
+
+    def test_progress_is_work_that_grows(self):
+        st = console.ConsoleState()
+        st.feed("NETSWAP: phase=run cmd=x", now=10)
+        self.assertEqual(st.last_work_time, 10)
+        st.feed("swapstress: progress t=1 verified=0 filled=100", now=12)
+        self.assertEqual(st.last_work_time, 12)
+        st.feed("swapstress: progress t=3 verified=0 filled=100", now=20)
+        self.assertEqual(st.last_work_time, 12, "no new work: the clock must not move")
+        st.feed("noise [ 1.0] swapstress: progress t=5 verified=1 filled=100", now=30)
+        self.assertEqual(st.last_work_time, 30)
+        self.assertEqual(st.last_work_guest_t, 5)
+
+    def test_generic_progress_lines(self):
+        st = console.ConsoleState()
+        st.feed("NETSWAP: phase=run cmd=x", now=1)
+        st.feed("NETSWAP: progress n=5 t=2", now=4)
+        self.assertEqual((st.work, st.last_work_time), (5, 4))
+
+    def test_corrupt_and_errors(self):
+        st = console.parse_log("NETSWAP: error nbd-client failed\n"
+                               "swapstress: corrupt proc=1 page=5 addr=0x1 pass=1 kind=zero\n")
+        self.assertEqual(st.errors, ["nbd-client failed"])
+        self.assertEqual(len(st.corrupt_lines), 1)
+
+
+class FakeQemu:
+    def __init__(self, lines):
+        self.lines = queue.Queue()
+        for l in lines:
+            self.lines.put(l)
+        self.sysrqs = []
+
+    def sysrq(self, k):
+        self.sysrqs.append(k)
+
+
+class VerdictTest(unittest.TestCase):
+    def sc(self, **kw):
+        return scenario.parse_text("\n".join(f"{k} = {v}" for k, v in kw.items()))
+
+    def test_completed(self):
+        q = FakeQemu(LOG.splitlines() + [None])
+        r = run.watch(self.sc(), q, "t", quiet=True)
+        self.assertEqual(r["verdict"], "completed")
+        self.assertEqual(r["corrupt"], 0)
+        self.assertEqual(r["pswpout"], 243968)
+        self.assertEqual(r["pgscan_direct_throttle"], 7)
+        self.assertEqual(q.sysrqs, [])
+
+    def test_corrupt(self):
+        lines = [l.replace("result=completed", "result=corrupt").replace("corrupt=0 killed", "corrupt=3 killed")
+                 .replace("exit rc=0", "exit rc=1") for l in LOG.splitlines()]
+        r = run.watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
+        self.assertEqual((r["verdict"], r["corrupt"]), ("corrupt", 3))
+
+    def test_crash_without_exit_line(self):
+        r = run.watch(self.sc(), FakeQemu(LOG.splitlines()[:8] + ["Kernel panic - not syncing", None]),
+                      "t", quiet=True)
+        self.assertEqual(r["verdict"], "crashed")
+        self.assertEqual(r["kernel"]["panic"], 1)
+
+    def test_setup_error(self):
+        r = run.watch(self.sc(), FakeQemu(["NETSWAP: phase=boot", "NETSWAP: error nbd-client failed",
+                                           "NETSWAP: exit rc=11", None]), "t", quiet=True)
+        self.assertEqual(r["verdict"], "setup-failed")
+
+    def test_hung_needs_observed_silence(self):
+        """No progress for hang_after seconds (and none during the dump) -> hung, with sysrq sent."""
+        run.DUMP_WAIT = 1
+        q = FakeQemu(LOG.splitlines()[:10])    # run started, then silence; QEMU stays up
+        r = run.watch(self.sc(hang_after=5, sysrq_dump="w"), q, "t", quiet=True)
+        self.assertEqual(r["verdict"], "hung")
+        self.assertEqual(q.sysrqs, ["w"])
+        self.assertIsNotNone(r["time_to_hang_s"])
+
+
+class ReportTest(unittest.TestCase):
+    def test_tables(self):
+        recs = []
+        base = dict(scenario="seed", nic="virtio-net", ram_mb=256, cpus=2, accel="tcg",
+                    workload="w", hang_after=90, boot_s=3, guest_elapsed_s=1, verified=1,
+                    pswpin=1, pswpout=1, pgscan_direct_throttle=0, pfmemalloc_drop=0, rundir="x")
+        for i, (v, verdict, wall, tth) in enumerate((("stock", "completed", 70, None),
+                                                     ("stock", "completed", 80, None),
+                                                     ("baseline", "hung", None, 30),
+                                                     ("baseline", "crashed", None, None))):
+            recs.append(dict(base, run_id=f"r{i}", variant=v, verdict=verdict, wall_s=wall,
+                             time_to_hang_s=tth, corrupt=0))
+        t = report.ab_table(recs)
+        self.assertIn("| seed | stock | virtio-net | 2 | 2 | 0 | 0 | 75 | - | 0 |", t)
+        self.assertIn("| seed | baseline | virtio-net | 2 | 0 | 1 | 1 (crashed) | - | 30 | 0 |", t)
+        self.assertIn("VERDICT" if False else "COMPLETED", report.human(recs[0]))
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for r in recs:
+                f.write(json.dumps(r) + "\n")
+            f.write("not json\n")
+        with self.assertRaisesRegex(ValueError, ":5: not a JSON line"):
+            report.load([f.name])
+        os.unlink(f.name)
+
+
+if __name__ == "__main__":
+    unittest.main()

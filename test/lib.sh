@@ -1,0 +1,32 @@
+# Helpers for test cases. Sourced.
+# shellcheck shell=bash
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
+. rig/common.sh
+export NETSWAP_OUT=${NETSWAP_OUT:-$NETSWAP_ROOT/out}
+RUN=rig/netswap-run
+
+fail() { echo "FAIL: $*"; exit 1; }
+pass() { echo "PASS: $*"; exit 0; }
+skip() { echo "SKIP: $*"; exit 4; }
+note() { echo "# $*"; }
+
+# A scratch output folder of this case; the runner writes its runs there.
+case_out() {
+	local d; d="$NETSWAP_OUT/test/$(basename "$0" .sh).d"
+	rm -rf "$d"; mkdir -p "$d"; echo "$d"
+}
+
+# Processes whose command line mentions PATH (QEMU, nbd-server of that folder).
+leftovers() { pgrep -af -- "$1" | grep -v -e pgrep -e "bash .*test/cases" || true; }
+
+assert_nothing_left() {
+	local left; left=$(leftovers "$1")
+	[ -z "$left" ] || fail "processes left running: $left"
+}
+
+# Field of the last JSON result line in a results file.
+result_field() { # FILE FIELD
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1]) if l.strip()][-1]; v=r
+for k in sys.argv[2].split("."): v=v[k]
+print(v)' "$1" "$2"
+}
