@@ -45,8 +45,8 @@ test: deps
 
 # The seed experiment A/B: baseline, stock and series on virtio-net and e1000.
 experiment: deps
-	@$(RUN) run seed-ab-baseline-virtio seed-ab-stock-virtio seed-ab-series-virtio \
-		seed-ab-baseline-e1000 seed-ab-stock-e1000 seed-ab-series-e1000 \
+	@mkdir -p docs/results
+	@$(RUN) run seed --matrix variant=baseline,stock,series --matrix nic=virtio-net,e1000 \
 		--runs $(RUNS) --results docs/results/seed-ab.jsonl
 	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab.md
 

@@ -30,6 +30,8 @@ def main(argv=None):
     r.add_argument("--runs", type=int, help="override every scenario's runs")
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario key (repeatable)")
+    r.add_argument("--matrix", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="run every combination of these values (repeatable)")
     r.add_argument("--out", default=run.OUT, help="output folder (default: out/)")
     r.add_argument("--results", help="JSON-lines file to append to")
     r.add_argument("--quiet", action="store_true")
@@ -57,7 +59,13 @@ def main(argv=None):
         overrides = list(a.set if a.cmd == "run" else [])
         if a.cmd == "run" and a.runs:
             overrides.append(f"runs={a.runs}")
-        scs = [scenario.load(s, overrides) for s in a.scenarios]
+        combos = [[]]
+        for m in (a.matrix if a.cmd == "run" else []):
+            if "=" not in m:
+                raise scenario.ScenarioError(f"--matrix {m!r}: expected KEY=V1,V2,...")
+            k, vals = m.split("=", 1)
+            combos = [c + [f"{k}={v}"] for c in combos for v in vals.split(",")]
+        scs = [scenario.load(s, overrides + c) for s in a.scenarios for c in combos]
         if a.cmd == "check":
             for sc in scs:
                 print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
