@@ -59,10 +59,13 @@ class ConsoleState:
         self.vm_ticks = []
         self.kernel = {k: 0 for k in KERNEL_PATTERNS}
         self.lines = 0
+        self.kernel_seen = False
 
     def feed(self, line, now=None):
         """Feed one console line; `now` is the host's monotonic time."""
         self.lines += 1
+        if not self.kernel_seen and ("Linux version" in line or line.startswith("[    ")):
+            self.kernel_seen = True
         for k, pat in KERNEL_PATTERNS.items():
             if pat.search(line):
                 self.kernel[k] += 1

@@ -3,9 +3,11 @@ own process group so that stopping them also stops anything they forked."""
 
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 
@@ -132,9 +134,12 @@ class Qemu:
     def __init__(self, rundir, kernel, initrd, ram_mb, cpus, nic, accel="tcg",
                  append="", disk=None):
         self.rundir = rundir
-        self.monitor_path = os.path.join(rundir, "monitor.sock")
+        # unix socket paths are limited to 107 bytes: keep the socket short
+        self.sockdir = tempfile.mkdtemp(prefix="netswap-")
+        self.monitor_path = os.path.join(self.sockdir, "mon.sock")
         self.console_path = os.path.join(rundir, "console.log")
         self.lines = queue.Queue()
+        self.first_lines = []
         self.proc = None
         self.exited = threading.Event()
         accel_args = (["-accel", "kvm", "-cpu", "host"] if accel == "kvm"
@@ -174,6 +179,8 @@ class Qemu:
                 buf += chunk
                 while b"\n" in buf:
                     line, buf = buf.split(b"\n", 1)
+                    if len(self.first_lines) < 5:
+                        self.first_lines.append(line.decode("utf-8", "replace"))
                     self.lines.put(line.decode("utf-8", "replace").rstrip("\r"))
             if buf:
                 self.lines.put(buf.decode("utf-8", "replace"))
@@ -207,3 +214,4 @@ class Qemu:
             except subprocess.TimeoutExpired:
                 pass
         stop_process(self.proc)
+        shutil.rmtree(self.sockdir, ignore_errors=True)

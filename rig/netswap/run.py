@@ -147,7 +147,11 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
              f"swap={sc.swap}); console: {os.path.join(rundir, 'console.log')}", quiet)
         qemu.start()
-        rec.update(watch(sc, qemu, label, quiet))
+        res = watch(sc, qemu, label, quiet)
+        if res["verdict"] == CRASHED and not res["booted"] and qemu.proc.returncode:
+            raise RigError(f"QEMU failed (exit {qemu.proc.returncode}): "
+                           + " | ".join(qemu.first_lines[:3]))
+        rec.update(res)
     finally:
         if qemu:
             qemu.stop()
@@ -244,6 +248,7 @@ def summarize(st, verdict, t0, stalls, dump_at):
     r = st.result or {}
     out = {
         "verdict": verdict,
+        "booted": st.lines > 0 and ("boot" in st.phases or st.kernel_seen),
         "rc": st.exit_rc,
         "workload_result": r.get("result"),
         "boot_s": round(run_t - t0, 1) if run_t else None,

@@ -166,7 +166,8 @@ class Scenario(dict):
         return cmd
 
 
-def parse_text(text, name="<scenario>", overrides=()):
+def parse_text(text, name="<scenario>", overrides=(), where=None):
+    where = where or name
     values = {}
     seen = {}
     lines = [(i + 1, l) for i, l in enumerate(text.splitlines())]
@@ -176,32 +177,33 @@ def parse_text(text, name="<scenario>", overrides=()):
         if not line:
             continue
         if "=" not in line:
-            raise ScenarioError(f"{name}:{lineno}: expected 'key = value', got {raw.strip()!r}")
+            raise ScenarioError(f"{where}:{lineno}: expected 'key = value', got {raw.strip()!r}")
         key, val = (p.strip() for p in line.split("=", 1))
         if key not in KEYS:
-            raise ScenarioError(f"{name}:{lineno}: unknown key {key!r} "
+            raise ScenarioError(f"{where}:{lineno}: unknown key {key!r} "
                                 f"(known: {', '.join(sorted(KEYS))})")
         if key in seen and not isinstance(lineno, str):
-            raise ScenarioError(f"{name}:{lineno}: duplicate key {key!r} (first at line {seen[key]})")
+            raise ScenarioError(f"{where}:{lineno}: duplicate key {key!r} (first at line {seen[key]})")
         seen[key] = lineno
         conv = KEYS[key][0]
         try:
             values[key] = conv(val)
         except ValueError as e:
-            raise ScenarioError(f"{name}:{lineno}: bad value {val!r} for {key}: {e}") from None
+            raise ScenarioError(f"{where}:{lineno}: bad value {val!r} for {key}: {e}") from None
     sc = Scenario({k: v[1] for k, v in KEYS.items()})
     sc.update(values)
     sc["name"] = name
     if sc["test_script"]:
         p = os.path.join(ROOT, sc["test_script"])
         if not os.path.isfile(p):
-            raise ScenarioError(f"{name}: test_script {sc['test_script']} does not exist")
+            raise ScenarioError(f"{where}: test_script {sc['test_script']} does not exist")
     if sc["expect"] == "hung" and sc["hang_after"] >= sc["max_time"]:
-        raise ScenarioError(f"{name}: hang_after must be below max_time")
+        raise ScenarioError(f"{where}: hang_after must be below max_time")
     return sc
 
 
 def load(path, overrides=()):
+    given = path
     if not os.path.isfile(path):
         cand = os.path.join(ROOT, "rig", "scenarios", path)
         for c in (cand, cand + ".scn"):
@@ -213,7 +215,7 @@ def load(path, overrides=()):
     with open(path) as f:
         text = f.read()
     name = os.path.splitext(os.path.basename(path))[0]
-    sc = parse_text(text, name, overrides)
+    sc = parse_text(text, name, overrides, where=given)
     sc["path"] = path
     return sc
 
