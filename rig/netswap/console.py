@@ -5,6 +5,7 @@ on a saved log."""
 import re
 
 MARK = re.compile(r"(NETSWAP|swapstress|vmwatch): (\S+)(.*)$")
+SQUEEZE = re.compile(r"netswap_squeeze: (hold|done) (.*)$")
 KV = re.compile(r"([A-Za-z_][\w.]*)=(\S*)")
 
 KERNEL_PATTERNS = {
@@ -58,6 +59,7 @@ class ConsoleState:
         self.vm_last = None
         self.vm_ticks = []
         self.kernel = {k: 0 for k in KERNEL_PATTERNS}
+        self.squeeze = []         # netswap_squeeze fixture reports (kernel lines)
         self.lines = 0
         self.kernel_seen = False
 
@@ -69,6 +71,12 @@ class ConsoleState:
         for k, pat in KERNEL_PATTERNS.items():
             if pat.search(line):
                 self.kernel[k] += 1
+        q = SQUEEZE.search(line)
+        if q:
+            f = {k: num(v) for k, v in kv(q.group(2)).items()}
+            f["kind"] = q.group(1)
+            self.squeeze.append(f)
+            return None
         m = MARK.search(line)
         if not m:
             return None
@@ -128,6 +136,26 @@ class ConsoleState:
         if a is None or b is None:
             return None
         return b - a
+
+
+def squeeze_summary(reports):
+    """Writebacks completed and packets received while free memory was held
+    below the GFP_ATOMIC floor: in all, and in the second half of the hold
+    (after whatever the rings held when it began was used up)."""
+    holds = [r for r in reports if r.get("kind") == "hold"]
+    done = [r for r in reports if r.get("kind") == "done"]
+    if not holds:
+        return None
+    span = (done[-1] if done else holds[-1]).get("t") or 0
+    late = [r for r in holds + done if (r.get("t") or 0) > span / 2]
+    return {
+        "squeeze_seconds": span,
+        "squeeze_written": (done[-1] if done else holds[-1]).get("written"),
+        "squeeze_rx_packets": (done[-1] if done else holds[-1]).get("rx_packets"),
+        "squeeze_written_late": sum(r.get("d_written") or 0 for r in late),
+        "squeeze_rx_late": sum(r.get("d_rx") or 0 for r in late),
+        "squeeze_min_free": min(r.get("free") or 0 for r in holds),
+    }
 
 
 def parse_log(text):

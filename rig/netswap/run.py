@@ -130,6 +130,9 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             "NS_VMWATCH_INTERVAL": sc.vmwatch_interval,
             "NS_SYSCTL": " ".join(sc.sysctl), "NS_RUN": sc.workload,
         }
+        for w in sc.env:
+            k, v = w.split("=", 1)
+            conf[k] = v
         if sc.swap == "nbd":
             nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port,
                                   sc.nbd_server)
@@ -275,6 +278,9 @@ def summarize(st, verdict, t0, stalls, dump_at):
                       ("oom_kill", "oom_kill"),
                       ("TcpExt.PFMemallocDrop", "pfmemalloc_drop")):
         out[name] = st.vm_delta(key)
+    sq = console.squeeze_summary(st.squeeze)
+    if sq:
+        out.update(sq)
     out["vm_ticks"] = [{k: t.get(k) for k in ("t", "nr_free_pages", "pswpin", "pswpout",
                                               "pgscan_direct_throttle")}
                        for t in st.vm_ticks]

@@ -100,6 +100,14 @@ def _words(v):
     return v.split()
 
 
+def _env(v):
+    words = v.split()
+    for w in words:
+        if not re.fullmatch(r"NS_[A-Z0-9_]+=[^'\"\\$`]*", w):
+            raise ValueError("expected NS_NAME=VALUE words")
+    return words
+
+
 def _bool(v):
     if v in ("yes", "true", "1", "on"):
         return True
@@ -132,6 +140,7 @@ KEYS = {
     "write_frac": (_float_range(0, 1), 0.0, "swapstress write fraction"),
     "command": (_str, "", "guest command instead of swapstress (must print progress lines)"),
     "test_script": (_str, "", "guest shell script (repo path) run instead of the workload"),
+    "env": (_env, [], "NAME=VALUE words exported to the guest test script"),
     "hang_after": (_int_range(5, 3600), 90, "seconds without progress before 'hung'"),
     "boot_timeout": (_int_range(10, 3600), 300, "seconds from start to the workload's first line"),
     "max_time": (_int_range(30, 86400), 1800, "seconds for the whole run before 'timeout'"),
@@ -155,6 +164,8 @@ class Scenario(dict):
 
     @property
     def workload(self):
+        if self.test_script:
+            return self.test_script
         if self.command:
             return self.command
         procs = self.procs if self.procs is not None else 16 * self.cpus

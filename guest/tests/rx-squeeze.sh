@@ -1,0 +1,34 @@
+#!/bin/sh
+# RX reserve reproducer (runs in the guest, needs the squeeze fixture kernel).
+# Keeps swap over NBD busy with swapstress, then holds every zone's free memory
+# below the GFP_ATOMIC floor (the fixture's "hold PERMILLE SECONDS") and lets
+# the kernel report, once a second, how many writebacks completed and how many
+# packets eth0 received. Afterwards the workload must recover and verify.
+HOLD=${NS_SQUEEZE_SECONDS:-20}
+PERMILLE=${NS_SQUEEZE_PERMILLE:-250}
+F=/sys/kernel/debug/netswap_squeeze
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+[ -w "$F" ] || { echo "NETSWAP: error kernel has no netswap_squeeze fixture"; exit 20; }
+
+swapstress -p 8 -s 2x -d 100000 -w 0.2 -i 2 &
+ss=$!
+i=0
+while [ "$i" -lt 240 ]; do
+	out=$(awk '/^pswpout /{print $2}' /proc/vmstat)
+	[ "$out" -gt 20000 ] && break
+	sleep 1; i=$((i + 1))
+done
+echo "NETSWAP: squeeze begin permille=$PERMILLE seconds=$HOLD pswpout=$out"
+echo "hold $PERMILLE $HOLD" > "$F" || { echo "NETSWAP: error squeeze refused"; kill "$ss"; exit 21; }
+sleep "$HOLD"
+while grep -q state=holding "$F"; do sleep 1; done
+echo "NETSWAP: squeeze end $(head -1 "$F")"
+# recovery: the workload must go on verifying after the hold
+sleep 30
+kill -TERM "$ss"
+wait "$ss"
+rc=$?
+echo "NETSWAP: squeeze workload_rc=$rc"
+# 6 = stopped by us after verifying everything it read; anything else is a failure
+[ "$rc" -eq 6 ] && exit 0
+exit "$rc"
