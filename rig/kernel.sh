@@ -58,7 +58,9 @@ fi
 log "building $v kernel in $out (first build ~4 min on 2 cores; later builds are incremental)"
 start=$(date +%s)
 # Progress: one line per 200 compiled files, errors shown in full.
-if ! mk bzImage 2>"$out/build.err" | awk '/^  (CC|AS|LD|AR)/{n++; if (n%200==0) {printf "[netswap] %s: %d objects built\n", v, n > "/dev/stderr"; fflush("/dev/stderr")}} {print > logf}' v="$v" logf="$out/build.log"; then
+if ! { mk bzImage 2>"$out/build.err" | tee "$out/build.log" |
+	awk -v v="$v" '/^  (CC|AS|LD|AR)/{n++; if (n%200==0) {printf "[netswap] %s: %d objects built\n", v, n; fflush()}}' >&2
+	[ "${PIPESTATUS[0]}" -eq 0 ]; }; then
 	cat "$out/build.err" >&2
 	die "kernel build of $v failed (log: $out/build.log)"
 fi

@@ -10,6 +10,12 @@ F=/sys/kernel/debug/netswap_squeeze
 mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
 [ -w "$F" ] || { echo "NETSWAP: error kernel has no netswap_squeeze fixture"; exit 20; }
 
+if [ -n "${NS_UDP_PORT:-}" ]; then
+	# an ordinary socket that the host floods: during the hold its datagrams
+	# arrive in reserve memory and must be dropped, not delivered
+	udpsink -p "$NS_UDP_PORT" -i 5 &
+	us=$!
+fi
 swapstress -p 8 -s 2x -d 100000 -w 0.2 -i 2 &
 ss=$!
 i=0
@@ -29,6 +35,7 @@ kill -TERM "$ss"
 wait "$ss"
 rc=$?
 echo "NETSWAP: squeeze workload_rc=$rc"
+[ -n "${us:-}" ] && kill "$us"
 # 6 = stopped by us after verifying everything it read; anything else is a failure
 [ "$rc" -eq 6 ] && exit 0
 exit "$rc"

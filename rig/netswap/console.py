@@ -4,7 +4,7 @@ on a saved log."""
 
 import re
 
-MARK = re.compile(r"(NETSWAP|swapstress|vmwatch): (\S+)(.*)$")
+MARK = re.compile(r"(NETSWAP|swapstress|vmwatch|udpsink): (\S+)(.*)$")
 SQUEEZE = re.compile(r"netswap_squeeze: (hold|done) (.*)$")
 KV = re.compile(r"([A-Za-z_][\w.]*)=(\S*)")
 
@@ -59,6 +59,7 @@ class ConsoleState:
         self.vm_last = None
         self.vm_ticks = []
         self.kernel = {k: 0 for k in KERNEL_PATTERNS}
+        self.udp_received = None
         self.squeeze = []         # netswap_squeeze fixture reports (kernel lines)
         self.lines = 0
         self.kernel_seen = False
@@ -110,6 +111,10 @@ class ConsoleState:
                 self.corrupt_lines.append(line.strip())
             elif what == "done":
                 self.result = fields
+        elif who == "udpsink":
+            fields = kv(what + rest)
+            if "received" in fields:
+                self.udp_received = num(fields["received"])
         elif who == "vmwatch":
             fields = kv(what + rest)
             tag = fields.get("tag")

@@ -132,7 +132,7 @@ class Qemu:
     unix socket. Console lines arrive on self.lines (a queue)."""
 
     def __init__(self, rundir, kernel, initrd, ram_mb, cpus, nic, accel="tcg",
-                 append="", disk=None):
+                 append="", disk=None, hostfwd=()):
         self.rundir = rundir
         # unix socket paths are limited to 107 bytes: keep the socket short
         self.sockdir = tempfile.mkdtemp(prefix="netswap-")
@@ -151,7 +151,7 @@ class Qemu:
                     "-display", "none", "-vga", "none", "-no-reboot",
                     "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
                     "-monitor", f"unix:{self.monitor_path},server=on,wait=off",
-                    "-netdev", "user,id=n0",
+                    "-netdev", ",".join(["user,id=n0"] + [f"hostfwd={h}" for h in hostfwd]),
                     "-device", f"{NIC_DEVICES[nic]},netdev=n0"]
         if disk:
             self.cmd += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe"]
@@ -215,3 +215,43 @@ class Qemu:
                 pass
         stop_process(self.proc)
         shutil.rmtree(self.sockdir, ignore_errors=True)
+
+
+class UdpFlood:
+    """Datagrams from the host to a guest port (through QEMU's hostfwd on
+    127.0.0.1) at a steady rate, in a thread, until stopped."""
+
+    def __init__(self, host_port, rate, size):
+        self.port, self.rate, self.size = host_port, rate, size
+        self.sent = 0
+        self._stop = threading.Event()
+        self._thread = None
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        payload = b"x" * self.size
+        batch = max(1, self.rate // 100)
+        next_t = time.monotonic()
+        while not self._stop.is_set():
+            for _ in range(batch):
+                try:
+                    s.sendto(payload, ("127.0.0.1", self.port))
+                    self.sent += 1
+                except OSError:
+                    pass
+            next_t += batch / self.rate
+            delay = next_t - time.monotonic()
+            if delay > 0:
+                self._stop.wait(delay)
+            else:
+                next_t = time.monotonic()
+        s.close()
+
+    def stop(self):
+        self._stop.set()
+        if self._thread:
+            self._thread.join(5)

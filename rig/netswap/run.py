@@ -118,7 +118,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
         "rundir": os.path.relpath(rundir, ROOT) if rundir.startswith(ROOT) else rundir,
     }
-    nbd = qemu = None
+    nbd = qemu = flood = None
     disk = None
     try:
         conf = {
@@ -133,7 +133,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         for w in sc.env:
             k, v = w.split("=", 1)
             conf[k] = v
-        if sc.swap == "nbd":
+        if sc.swap in ("nbd", "nbd-manual"):
             nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port,
                                   sc.nbd_server)
             conf["NS_NBD_PORT"] = nbd.start()
@@ -141,21 +141,34 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             disk = os.path.join(rundir, "swap.img")
             with open(disk, "wb") as f:
                 f.truncate(sc.export_size << 20)
+        hostfwd = []
+        if sc.udp_flood_port:
+            flood_port = procs.free_port()
+            hostfwd.append(f"udp:127.0.0.1:{flood_port}-:{sc.udp_flood_port}")
+            conf["NS_UDP_PORT"] = sc.udp_flood_port
+            flood = procs.UdpFlood(flood_port, sc.udp_flood_rate, sc.udp_flood_size)
         script = os.path.join(ROOT, sc.test_script) if sc.test_script else None
         initrd = make_run_initrd(base_initrd, rundir, conf, script)
         append = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
                   "softlockup_panic=0 " + sc.kernel_args).strip()
         qemu = procs.Qemu(rundir, kernel, initrd, sc.ram, sc.cpus, sc.nic,
-                          sc.accel, append, disk)
+                          sc.accel, append, disk, hostfwd)
         info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
              f"swap={sc.swap}); console: {os.path.join(rundir, 'console.log')}", quiet)
         qemu.start()
+        if flood:
+            flood.start()
         res = watch(sc, qemu, label, quiet)
+        if flood:
+            flood.stop()
+            res["udp_sent"] = flood.sent
         if res["verdict"] == CRASHED and not res["booted"] and qemu.proc.returncode:
             raise RigError(f"QEMU failed (exit {qemu.proc.returncode}): "
                            + " | ".join(qemu.first_lines[:3]))
         rec.update(res)
     finally:
+        if flood:
+            flood.stop()
         if qemu:
             qemu.stop()
         if nbd:
@@ -278,6 +291,7 @@ def summarize(st, verdict, t0, stalls, dump_at):
                       ("oom_kill", "oom_kill"),
                       ("TcpExt.PFMemallocDrop", "pfmemalloc_drop")):
         out[name] = st.vm_delta(key)
+    out["udp_received"] = st.udp_received
     sq = console.squeeze_summary(st.squeeze)
     if sq:
         out.update(sq)
