@@ -1,0 +1,11 @@
+#!/bin/bash
+# Developer helper: export a branch of a kernel git tree as patches/ (series +
+# NNNN-*.patch, git format-patch form).
+#   scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
+rm -f patches/[0-9][0-9][0-9][0-9]-*.patch
+git -C "$1" format-patch -q --no-signature -o "$PWD/patches" "$2..$3"
+(cd patches && ls [0-9][0-9][0-9][0-9]-*.patch > series)
+cat patches/series
