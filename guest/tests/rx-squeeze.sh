@@ -7,7 +7,7 @@
 HOLD=${NS_SQUEEZE_SECONDS:-20}
 PERMILLE=${NS_SQUEEZE_PERMILLE:-250}
 F=/sys/kernel/debug/netswap_squeeze
-mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug
+grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
 [ -w "$F" ] || { echo "NETSWAP: error kernel has no netswap_squeeze fixture"; exit 20; }
 
 if [ -n "${NS_UDP_PORT:-}" ]; then
