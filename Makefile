@@ -17,7 +17,7 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test experiment mutate check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test experiment mutate bench check-patches clean distclean
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -49,6 +49,10 @@ experiment: deps
 	@$(RUN) run seed --matrix variant=baseline,stock,series --matrix nic=virtio-net,e1000 \
 		--runs $(RUNS) --results docs/results/seed-ab.jsonl
 	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab.md
+
+# Issue 6: network overhead, swap cost, scaling (~1 h; BENCH_QUICK=1: minutes)
+bench: deps
+	@$(RUN) bench $(if $(filter 1,$(BENCH_QUICK)),--quick,)
 
 # Issue 5: remove each mechanism in turn, show that its test fails (~40 min).
 mutate: deps

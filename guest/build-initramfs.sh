@@ -9,7 +9,9 @@ img="$out/base.cpio.gz"
 tools="$NETSWAP_ROOT/tools/bin"
 make -s -C "$NETSWAP_ROOT/tools" >&2
 
-inputs="$NETSWAP_ROOT/guest/init $(command -v busybox) $(command -v nbd-client || echo /sbin/nbd-client) $(ls "$tools"/*)"
+# dynamically linked Debian programs the guest runs, copied with the libraries ldd lists
+DYN_BINS="$(command -v nbd-client || echo /sbin/nbd-client) $(command -v iperf3 || echo /usr/bin/iperf3)"
+inputs="$NETSWAP_ROOT/guest/init $(command -v busybox) $DYN_BINS $(ls "$tools"/*)"
 for f in $inputs; do [ -e "$f" ] || die "initramfs input missing: $f (run: make deps)"; done
 sum=$( { cat "$0"; for f in $inputs; do echo "$f"; sha256sum < "$f"; done; } | sha256sum | cut -d' ' -f1)
 if [ -f "$img" ] && [ "$(cat "$out/.sum" 2>/dev/null)" = "$sum" ]; then
@@ -23,12 +25,13 @@ cp "$(command -v busybox)" "$root/bin/busybox"
 for a in $("$root/bin/busybox" --list); do
 	[ -e "$root/bin/$a" ] || ln -s busybox "$root/bin/$a"
 done
-nbdc=$(command -v nbd-client || echo /sbin/nbd-client)
-cp "$nbdc" "$root/sbin/nbd-client"
-# shared libraries of nbd-client, at the paths the dynamic loader expects
-for lib in $(ldd "$nbdc" | awk '/=>/ {print $3} /^[[:space:]]*\// {print $1}'); do
-	mkdir -p "$root$(dirname "$lib")"
-	cp -L "$lib" "$root$lib"
+for bin in $DYN_BINS; do
+	cp "$bin" "$root/usr/bin/$(basename "$bin")"
+	# shared libraries, at the paths the dynamic loader expects
+	for lib in $(ldd "$bin" | awk '/=>/ {print $3} /^[[:space:]]*\// {print $1}'); do
+		mkdir -p "$root$(dirname "$lib")"
+		[ -e "$root$lib" ] || cp -L "$lib" "$root$lib"
+	done
 done
 cp "$tools"/* "$root/bin/"
 cp "$NETSWAP_ROOT/guest/init" "$root/init"

@@ -23,7 +23,7 @@ out="$NETSWAP_CACHE/build/$v"
 mkdir -p "$out"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
-cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; git -C "$tree" rev-parse HEAD; } | sha256sum | cut -d' ' -f1)
+cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; git -C "$tree" rev-parse "HEAD^{tree}"; } | sha256sum | cut -d' ' -f1)
 
 CC="gcc"
 command -v ccache >/dev/null && CC="ccache gcc"

@@ -85,17 +85,23 @@ checkout_variant() {
 		G checkout -q -f "$br"
 	else
 		log "preparing branch $br ($(echo "$patches" | grep -c . || true) patches)"
-		G checkout -q -f -B "$br" pristine
+		# Build the branch's commits in a scratch index, without touching
+		# the work tree: the checkout below then rewrites only the files
+		# whose content differs, so make rebuilds no more than needed.
+		local idx="$TREE/.git/netswap-index.$$" parent
+		parent=$(G rev-parse pristine)
 		for p in $patches; do
-			if ! (cd "$TREE" && patch -p1 -F0 -s -N --no-backup-if-mismatch -r - < "$NETSWAP_ROOT/$p" >/dev/null); then
-				G checkout -q -f pristine
-				G branch -q -D "$br" || true
+			if ! GIT_INDEX_FILE="$idx" G read-tree "$parent" ||
+			   ! GIT_INDEX_FILE="$idx" G apply --cached -p1 "$NETSWAP_ROOT/$p"; then
+				rm -f "$idx"
 				G config --unset "netswap.stamp.$v" || true
 				die "variant $v: patch $p does not apply"
 			fi
-			G add -A -f .
-			G commit -q --allow-empty -m "$(basename "$p")"
+			parent=$(G commit-tree "$(GIT_INDEX_FILE="$idx" G write-tree)" -p "$parent" -m "$(basename "$p")")
 		done
+		rm -f "$idx"
+		G update-ref "refs/heads/$br" "$parent"
+		G checkout -q -f "$br"
 		G config "netswap.stamp.$v" "$stamp"
 	fi
 	[ -z "$(G status --porcelain --untracked-files=no)" ] || die "$TREE has local changes; refusing to build"

@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
 rm -f patches/[0-9][0-9][0-9][0-9]-*.patch
-git -C "$1" format-patch -q --no-signature -o "$PWD/patches" "$2..$3"
+git -C "$1" format-patch -q -o "$PWD/patches" "$2..$3"
 (cd patches && ls [0-9][0-9][0-9][0-9]-*.patch > series)
 cat patches/series

@@ -42,10 +42,15 @@ def main(argv=None):
     c = sub.add_parser("check", help="parse scenarios only")
     c.add_argument("scenarios", nargs="+")
     sub.add_parser("keys", help="list scenario keys")
+    b = sub.add_parser("bench", help="benchmarks (make bench; BENCH_QUICK=1 for a few minutes)")
+    b.add_argument("--quick", action="store_true")
     a = ap.parse_args(argv)
 
     signal.signal(signal.SIGTERM, _sigterm)
     try:
+        if a.cmd == "bench":
+            from . import bench
+            return bench.main(["--quick"] if a.quick else [])
         if a.cmd == "keys":
             print(scenario.describe_keys())
             return 0
