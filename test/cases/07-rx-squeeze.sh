@@ -4,7 +4,8 @@
 # the series the NIC's receive path reaches the reserves: NBD replies keep
 # arriving, writeback keeps completing, the flood is dropped as pfmemalloc, and
 # afterwards the workload completes with no page lost. Stock (the same fixture
-# without the series) stops receiving and never recovers (verdict hung).
+# without the series): virtio-net stops receiving and never recovers (verdict
+# hung); e1000 stops completing writeback for the hold and recovers after it.
 . "$(dirname "$0")/../lib.sh"
 out=$(case_out)
 nics=${RX_SQUEEZE_NICS:-virtio-net e1000}
@@ -30,19 +31,27 @@ for line in open(sys.argv[1]):
     if r["variant"].startswith("series"):
         # receive went on from the reserves: swap writeback completed while
         # free memory was below the GFP_ATOMIC floor, the flood to an
-        # ordinary socket was dropped, and the workload finished afterwards
+        # ordinary socket was dropped, reclaimers were throttled, and the
+        # workload finished afterwards
         if r["verdict"] != "completed":
             print("  FAIL: series did not recover and complete"); bad += 1
         if w < 1000:
             print("  FAIL: series completed too little writeback during the hold"); bad += 1
         if not drop:
             print("  FAIL: no pfmemalloc drop for the ordinary socket"); bad += 1
-    else:
-        # stock: the receive ring cannot be refilled below the floor, and
+        if not r.get("pgscan_direct_throttle"):
+            print("  FAIL: no direct reclaimer was throttled"); bad += 1
+    elif r["nic"] == "virtio-net":
+        # stock virtio-net: the ring cannot be refilled below the floor and
         # refill_work waits in direct reclaim for swap I/O that needs this
         # very ring: the guest never recovers
         if r["verdict"] != "hung":
-            print("  FAIL: stock did not hang: the reproducer does not reproduce"); bad += 1
+            print("  FAIL: stock virtio-net did not hang: the reproducer does not reproduce"); bad += 1
+    elif r["nic"] == "e1000":
+        # stock e1000: its frag refills fail below the floor; receive stalls
+        # for the hold (copybreak keeps a few buffers going) and resumes after
+        if w >= 1000:
+            print("  FAIL: stock e1000 kept completing writeback below the floor"); bad += 1
 sys.exit(1 if bad else 0)
 PY
 [ $? -eq 0 ] || fail "rx squeeze expectations"
