@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
-rm -f patches/[0-9][0-9][0-9][0-9]-*.patch
+# the cover letter (0000-cover-letter.patch) is written by hand and kept
+find patches -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name 0000-cover-letter.patch -delete
 git -C "$1" format-patch -q -o "$PWD/patches" "$2..$3"
-(cd patches && ls [0-9][0-9][0-9][0-9]-*.patch > series)
+(cd patches && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-' > series)
 cat patches/series

@@ -151,7 +151,8 @@ def squeeze_summary(reports):
     done = [r for r in reports if r.get("kind") == "done"]
     if not holds:
         return None
-    span = (done[-1] if done else holds[-1]).get("t") or 0
+    last = done[-1] if done else holds[-1]
+    span = last.get("t") or 0
     late = [r for r in holds + done if (r.get("t") or 0) > span / 2]
     return {
         "squeeze_seconds": span,
@@ -160,6 +161,9 @@ def squeeze_summary(reports):
         "squeeze_written_late": sum(r.get("d_written") or 0 for r in late),
         "squeeze_rx_late": sum(r.get("d_rx") or 0 for r in late),
         "squeeze_min_free": min(r.get("free") or 0 for r in holds),
+        "squeeze_below_ms": last.get("below_ms"),
+        "squeeze_written_below": last.get("written_below"),
+        "squeeze_rx_below": last.get("rx_below"),
     }
 
 
