@@ -76,6 +76,9 @@ class NbdServer:
         self.port = port
         self.binary = binary
         self.proc = None
+        self.pid = None
+        self.pidfile = None
+        self.conf = None
         self.log = os.path.join(rundir, "nbd-server.log")
 
     def start(self, timeout=10.0):
@@ -89,7 +92,8 @@ class NbdServer:
         port = self.port or free_port()
         if self.port and listening(port):
             raise RigError(f"cannot start nbd-server: 127.0.0.1:{port} is already in use")
-        conf = os.path.join(self.rundir, "nbd-server.conf")
+        conf = os.path.abspath(os.path.join(self.rundir, "nbd-server.conf"))
+        self.conf = conf
         with open(conf, "w") as f:
             f.write("[generic]\n"
                     "    listenaddr = 127.0.0.1\n"
@@ -97,29 +101,83 @@ class NbdServer:
                     "    allowlist = false\n"
                     f"[{self.EXPORT_NAME}]\n"
                     f"    exportname = {os.path.abspath(self.export)}\n")
+        # nbd-server runs as a daemon: with -d (no fork) it would serve one
+        # client at a time, and nbd-client -C N needs N at once. The daemon
+        # is a session leader; its pid file names the group to stop.
+        # absolute paths: the daemon changes to / before it writes its pid
+        self.pidfile = os.path.abspath(os.path.join(self.rundir, "nbd-server.pid"))
         try:
-            self.proc = subprocess.Popen(
-                [self.binary, "-C", conf, "-d"], stdin=subprocess.DEVNULL,
-                stdout=open(self.log, "wb"), stderr=subprocess.STDOUT,
-                start_new_session=True)
-        except OSError as e:
+            starter = subprocess.run(
+                [self.binary, "-C", conf, "-p", self.pidfile], stdin=subprocess.DEVNULL,
+                stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
             raise RigError(f"cannot start nbd-server ({self.binary}): {e}") from None
+        if starter.returncode != 0:
+            msg = open(self.log, errors="replace").read().strip().splitlines()
+            self.stop()
+            raise RigError(f"nbd-server exited at start (rc={starter.returncode}): "
+                           + (" | ".join(msg[-3:]) or "no output"))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+            self.pid = self._read_pid()
+            if self.pid and not os.path.exists(f"/proc/{self.pid}"):
                 msg = open(self.log, errors="replace").read().strip().splitlines()
                 self.stop()
-                raise RigError(f"nbd-server exited at start (rc={self.proc.returncode}): "
-                               + (" | ".join(msg[-3:]) or "no output"))
-            if listening(port):
+                raise RigError("nbd-server exited after start: " + (" | ".join(msg[-3:]) or "no output"))
+            if self.pid and listening(port):
                 self.port = port
                 return port
             time.sleep(0.1)
         self.stop()
         raise RigError(f"nbd-server did not listen on 127.0.0.1:{port} within {timeout:.0f}s")
 
+    def _read_pid(self):
+        if not self.pidfile:
+            return None
+        try:
+            with open(self.pidfile) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            return self._find_pid()
+
+    def _find_pid(self):
+        """The daemon by its command line, should its pid file be missing."""
+        if not self.conf:
+            return None
+        for d in os.listdir("/proc"):
+            if d.isdigit():
+                try:
+                    with open(f"/proc/{d}/cmdline", "rb") as f:
+                        cmd = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if cmd and cmd[0].endswith(b"nbd-server") and self.conf.encode() in cmd:
+                    if os.getpgid(int(d)) == int(d):     # the session leader
+                        return int(d)
+        return None
+
+    def _is_ours(self, pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+            return b"nbd-server" in cmd and (self.conf or "").encode() in cmd
+        except OSError:
+            return False
+
     def stop(self):
-        stop_process(self.proc)
+        pid = self.pid or self._read_pid()
+        if pid and self._is_ours(pid):
+            for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 2.0)):
+                try:
+                    os.killpg(pid, sig)      # the daemon and its per-client children
+                except (ProcessLookupError, PermissionError):
+                    try:
+                        os.kill(pid, sig)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+                end = time.monotonic() + wait
+                while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
+                    time.sleep(0.05)
         if self.auto_export and os.path.exists(self.export):
             os.unlink(self.export)
 

@@ -104,6 +104,7 @@ class Status:
 
 
 def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
+    outdir = os.path.abspath(outdir)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     run_id = f"{stamp}-{sc.name}-{sc.variant}-{sc.nic}-r{rep}"
     rundir = os.path.join(outdir, "runs", run_id)
