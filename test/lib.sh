@@ -30,3 +30,18 @@ result_field() { # FILE FIELD
 for k in sys.argv[2].split("."): v=v[k]
 print(v)' "$1" "$2"
 }
+
+# Run one scenario into this case's folder; progress lines are shown live.
+# Sets RESULTS (the JSON-lines file), RUNDIR (the last run's folder) and
+# RUN_RC (the runner's exit status); fails if something was left running
+# or no result was written.
+run_scenario() { # SCENARIO [runner args...]
+	local out; out=$(case_out)
+	RESULTS="$out/results.jsonl"
+	"$RUN" run "$@" --out "$out" --results "$RESULTS" 2>&1 | sed -u 's/^\[netswap/# [netswap/'
+	RUN_RC=${PIPESTATUS[0]}
+	assert_nothing_left "$out"
+	[ -f "$RESULTS" ] || fail "no result line written (runner exit $RUN_RC)"
+	RUNDIR=$(result_field "$RESULTS" rundir)
+	case "$RUNDIR" in /*) ;; *) RUNDIR="$NETSWAP_ROOT/$RUNDIR" ;; esac
+}

@@ -9,14 +9,9 @@
 # receiving and never recovers (verdict hung); e1000 completes almost no
 # writeback below the floor and recovers after the hold.
 . "$(dirname "$0")/../lib.sh"
-out=$(case_out)
 nics=${RX_SQUEEZE_NICS:-virtio-net e1000}
-matrix=$(echo "$nics" | tr ' ' ',')
-"$RUN" run rx-squeeze --matrix variant=stock-squeeze,series-squeeze --matrix "nic=$matrix" \
-	--out "$out" --results "$out/results.jsonl" 2>&1 | sed -u 's/^\[netswap/# [netswap/'
-assert_nothing_left "$out"
-[ -f "$out/results.jsonl" ] || fail "no result lines written"
-python3 - "$out/results.jsonl" <<'PY'
+run_scenario rx-squeeze --matrix variant=stock-squeeze,series-squeeze --matrix "nic=$(echo "$nics" | tr ' ' ',')"
+python3 - "$RESULTS" <<'PY'
 import json, sys
 bad = 0
 for line in open(sys.argv[1]):
