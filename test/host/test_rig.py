@@ -197,3 +197,27 @@ class ReportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BenchTest(unittest.TestCase):
+    def test_bench_lines_and_table(self):
+        from netswap import bench
+        text = ("junk\nNETSWAP: bench proto=tcp size=64 bits_per_second=1000000\n"
+                "[ 1.0] NETSWAP: bench proto=udp size=1024 bits_per_second=2500000\n")
+        rows = bench.bench_lines(text)
+        self.assertEqual(rows, [{"proto": "tcp", "size": 64, "bps": 1e6},
+                                {"proto": "udp", "size": 1024, "bps": 2.5e6}])
+        data = []
+        for v, bps in (("stock", 100e6), ("series", 101e6), ("stock", 102e6), ("series", 99e6)):
+            data.append({"proto": "tcp", "size": 64, "bps": bps, "variant": v, "nbd": 0})
+        t = bench.net_table(data)
+        self.assertIn("| 64 | 101.0 | 2.0% | 100.0 | 2.0% | -0.99% |", t)
+
+    def test_swap_table_ratios(self):
+        from netswap import bench
+        rows = [{"size": "1x", "variant": v, "swap": sw, "verdict": "completed", "wall_s": w,
+                 "pages_per_s": 100}
+                for v, sw, w in (("series", "nbd", 30.0), ("stock", "nbd", 20.0),
+                                 ("series", "vblk", 10.0))]
+        t = bench.swap_table(rows)
+        self.assertIn("| 1x | 30.0 | 20.0 | 10.0 | 3.00x | 1.50x |", t)
