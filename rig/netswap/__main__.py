@@ -34,6 +34,8 @@ def main(argv=None):
                    help="run every combination of these values (repeatable)")
     r.add_argument("--out", default=run.OUT, help="output folder (default: out/)")
     r.add_argument("--results", help="JSON-lines file to append to")
+    r.add_argument("--first-run", type=int, default=1, metavar="N",
+                   help="start at run N (resume an interrupted series into --results)")
     r.add_argument("--quiet", action="store_true")
     r.add_argument("--summary", action="store_true", help="print the human summary of each run")
     p = sub.add_parser("report", help="tables from result files")
@@ -75,7 +77,7 @@ def main(argv=None):
             for sc in scs:
                 print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
             return 0
-        recs, path = run.run_scenarios(scs, a.out, a.quiet, a.results)
+        recs, path = run.run_scenarios(scs, a.out, a.quiet, a.results, a.first_run)
         if a.summary:
             for rec in recs:
                 print(report.human(rec))

@@ -302,7 +302,7 @@ def summarize(st, verdict, t0, stalls, dump_at):
     return out
 
 
-def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None):
+def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None, first_run=1):
     os.makedirs(outdir, exist_ok=True)
     kernels = {}
     for sc in scenarios:
@@ -316,7 +316,8 @@ def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None):
     os.makedirs(os.path.dirname(results), exist_ok=True)
     recs = []
     # interleave scenarios run by run (A B A B ...) so drift affects all alike
-    for rep in range(1, max(sc.runs for sc in scenarios) + 1):
+    # first_run > 1 resumes an interrupted series into the same results file
+    for rep in range(first_run, max(sc.runs for sc in scenarios) + 1):
         for sc in scenarios:
             if rep > sc.runs:
                 continue
