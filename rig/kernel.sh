@@ -3,7 +3,9 @@
 #
 #   rig/kernel.sh VARIANT   -> prints the path of the variant's bzImage
 #
-# Output folder: $NETSWAP_CACHE/build/VARIANT (make O=...), config = tinyconfig +
+# Output folder: $NETSWAP_CACHE/build/VARIANT (make O=...; NETSWAP_BUILD_DIR
+# overrides it, so that scratch variants can share one folder and rebuild only
+# what differs), config = tinyconfig +
 # kconfig/guest.config + the variant's own `config` fragments. Rebuilds only
 # what changed (make's own dependency tracking, plus ccache).
 set -euo pipefail
@@ -19,7 +21,7 @@ if ! flock -n 9; then
 	flock 9
 fi
 tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
-out="$NETSWAP_CACHE/build/$v"
+out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/$v}"
 mkdir -p "$out"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"

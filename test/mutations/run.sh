@@ -14,6 +14,9 @@ res="$out/results.jsonl"
 : > "$res"
 caught=0 missed=0
 cleanup() { rm -f rig/variants/mut-*; }
+# one scratch build folder for all mutants: each differs from the series in a
+# file or two, so each build is incremental
+export NETSWAP_BUILD_DIR="$NETSWAP_CACHE/build/mutant"
 trap cleanup EXIT
 
 while IFS=$'\t' read -r name seed kind test what; do
