@@ -150,8 +150,12 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             flood = procs.UdpFlood(flood_port, sc.udp_flood_rate, sc.udp_flood_size)
         script = os.path.join(ROOT, sc.test_script) if sc.test_script else None
         initrd = make_run_initrd(base_initrd, rundir, conf, script)
+        # initramfs_async=0: series kernels run their KUnit suites at boot,
+        # before the kernel waits for the initramfs; the mm suites squeeze free
+        # memory below min for a moment, which must not race with the unpack
+        # (seen once: "System is deadlocked on memory" in do_populate_rootfs)
         append = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
-                  "softlockup_panic=0 " + sc.kernel_args).strip()
+                  "softlockup_panic=0 initramfs_async=0 " + sc.kernel_args).strip()
         qemu = procs.Qemu(rundir, kernel, initrd, sc.ram, sc.cpus, sc.nic,
                           sc.accel, append, disk, hostfwd)
         info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
