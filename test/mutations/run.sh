@@ -99,7 +99,7 @@ print("Each row builds the series kernel with one mechanism removed (`test/mutat
 print("and runs the test that claims to prove it. *caught* = that named test failed;")
 print("*missed* = it passed; *error* = it did not run (build failure, crash elsewhere).")
 print("Control: the unmutated series passes every one of these tests (`make test`,")
-print("cases 05-07). Seed patch 01 (serialising `min_free_kbytes` writes) has no row:")
+print("cases 04, 06, 07; `seed-ab.md`). Seed patch 01 (serialising `min_free_kbytes` writes) has no row:")
 print("removing a lock makes a race possible, not certain, so no deterministic test")
 print("can be made to fail on it (`../seed-map.md`).\n")
 print("| seed | mutation | removes | test | result | detail |")
