@@ -46,12 +46,16 @@ def main(argv=None):
     sub.add_parser("keys", help="list scenario keys")
     b = sub.add_parser("bench", help="benchmarks (make bench; BENCH_QUICK=1 for a few minutes)")
     b.add_argument("--quick", action="store_true")
+    b.add_argument("--report", metavar="FILE",
+                   help="only rebuild the markdown table and plots from a bench results file")
     a = ap.parse_args(argv)
 
     signal.signal(signal.SIGTERM, _sigterm)
     try:
         if a.cmd == "bench":
             from . import bench
+            if a.report:
+                return bench.main(["--report", a.report])
             return bench.main(["--quick"] if a.quick else [])
         if a.cmd == "keys":
             print(scenario.describe_keys())
