@@ -178,7 +178,7 @@ def scaling_tables(rows):
     return "\n".join(out)
 
 
-def plots(net, swap, scaling, outdir):
+def plots(net, swap, scaling, outdir, tag):
     """PNG plots with gnuplot (Debian's gnuplot-nox)."""
     made = []
     if subprocess.run(["sh", "-c", "command -v gnuplot"], capture_output=True).returncode:
@@ -195,7 +195,7 @@ def plots(net, swap, scaling, outdir):
                     vals.append(med([r["bps"] / 1e6 for r in net if r["proto"] == proto and
                                      r["size"] == size and r["variant"] == v and r["nbd"] == nbd]) or 0)
                 f.write(f"{size} " + " ".join(f"{x:.1f}" for x in vals) + "\n")
-        png = os.path.join(RESULTS, f"bench-net-{proto}.png")
+        png = os.path.join(RESULTS, f"bench-{tag}-net-{proto}.png")
         script = f"""set terminal png size 800,500
 set output '{png}'
 set title '{proto.upper()} on guest loopback (iperf3), TCG: compare ratios only'
@@ -213,7 +213,7 @@ plot '{fn}' u 1:2 w lp t 'stock', '' u 1:3 w lp t 'series', '' u 1:4 w lp t 'sto
                              r["swap"] == sw and r["verdict"] == "completed"]) or 0
                         for v, sw in (("series", "nbd"), ("stock", "nbd"), ("series", "vblk"))]
                 f.write(f"{i} {size} " + " ".join(str(x) for x in vals) + "\n")
-        png = os.path.join(RESULTS, "bench-swap.png")
+        png = os.path.join(RESULTS, f"bench-{tag}-swap.png")
         script = f"""set terminal png size 800,500
 set output '{png}'
 set title 'seed workload completion time by size (TCG)'
@@ -244,7 +244,7 @@ plot '{fn}' u 3:xtic(2) t 'series, NBD', '' u 4 t 'stock, NBD', '' u 5 t 'series
                             f.write(f"{tt} {(pi + po - prev[1]) / dt:.0f}\n")
                     prev = (tt, pi + po)
                 f.write("\n\n")
-        png = os.path.join(RESULTS, "bench-swap-rate.png")
+        png = os.path.join(RESULTS, f"bench-{tag}-swap-rate.png")
         script = f"""set terminal png size 800,500
 set output '{png}'
 set title 'swap pages/s (pswpin + pswpout) over time, {big} RAM (TCG)'
@@ -259,7 +259,7 @@ plot '{fn}' index 0 w l t 'series, NBD', '' index 1 w l t 'stock, NBD', '' index
         with open(fn, "w") as f:
             for r in conns:
                 f.write(f"{r['conns']} {r['wall_s'] or 0} {r['reserve_kbytes'] or 0}\n")
-        png = os.path.join(RESULTS, "bench-scaling.png")
+        png = os.path.join(RESULTS, f"bench-{tag}-scaling.png")
         script = f"""set terminal png size 800,500
 set output '{png}'
 set title 'series: completion (2x RAM) and memalloc reserve by nbd connections (TCG)'
@@ -313,7 +313,7 @@ def report(path):
     scaling = [r for r in rows if r.get("phase") in ("conns", "procs")]
     tag = "quick" if "quick" in os.path.basename(path) else "full"
     reps = max((r.get("rep", 1) for r in net), default=1)
-    pngs = plots(net, swap, scaling, os.path.join(run.OUT, "bench"))
+    pngs = plots(net, swap, scaling, os.path.join(run.OUT, "bench"), tag)
     old = os.path.join(RESULTS, f"bench-{tag}.md")
     elapsed = 0.0
     if os.path.exists(old):  # keep the measured duration of the run
@@ -346,7 +346,7 @@ def main(argv):
         net = net_phase(quick, reps, outdir, kernels, base, jl)
         swap = swap_phase(quick, 1 if quick else 2, outdir, kernels, base, jl)
         scaling = scaling_phase(quick, outdir, kernels, base, jl)
-    pngs = plots(net, swap, scaling, outdir)
+    pngs = plots(net, swap, scaling, outdir, tag)
     md = write_md(tag, reps, time.time() - t0, path, net, swap, scaling, pngs)
     say(f"done in {time.time() - t0:.0f}s: {md}")
     print(open(md).read())
