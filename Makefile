@@ -44,11 +44,15 @@ test: deps
 	@test/run.sh
 
 # The seed experiment A/B: baseline, stock and series on virtio-net and e1000.
+# A fresh seed-ab.jsonl each time (the previous one is kept under out/); the
+# tables go to seed-ab-tables.md, the prose of seed-ab.md is written by hand.
 experiment: deps
-	@mkdir -p docs/results
+	@mkdir -p docs/results out
+	@[ ! -f docs/results/seed-ab.jsonl ] || mv docs/results/seed-ab.jsonl out/seed-ab.$$(date +%Y%m%d-%H%M%S).jsonl
 	@$(RUN) run seed --matrix variant=baseline,stock,series --matrix nic=virtio-net,e1000 \
 		--runs $(RUNS) --results docs/results/seed-ab.jsonl
-	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab.md
+	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab-tables.md
+	@echo "tables: docs/results/seed-ab-tables.md (update the prose in docs/results/seed-ab.md)"
 
 # Issue 6: network overhead, swap cost, scaling (~1 h; BENCH_QUICK=1: minutes)
 bench: deps
