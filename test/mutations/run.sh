@@ -14,7 +14,9 @@ mkdir -p "$out" docs/results
 res="$out/results.jsonl"
 if [ $# -eq 0 ]; then
 	: > "$res"
-elif [ -f "$res" ]; then  # rerun of some: replace their rows, keep the others
+else  # rerun of some: replace their rows, keep the others (the committed ones
+	# if this checkout has not run the whole set)
+	[ -f "$res" ] || cp docs/results/mutations.jsonl "$res" 2>/dev/null || : > "$res"
 	python3 - "$res" "$@" <<'PY'
 import json, sys
 rows = [l for l in open(sys.argv[1]) if json.loads(l)["mutation"] not in sys.argv[2:]]
