@@ -1,5 +1,7 @@
 """Unit tests of the rig's host side: scenario files, console parsing, verdicts, reports."""
 
+import contextlib
+import io
 import json
 import os
 import queue
@@ -221,3 +223,33 @@ class BenchTest(unittest.TestCase):
                                  ("series", "vblk", 10.0))]
         t = bench.swap_table(rows)
         self.assertIn("| 1x | 30.0 | 20.0 | 10.0 | 3.00x | 1.50x |", t)
+
+    def test_report_rebuilds_markdown_from_results(self):
+        import tempfile
+        from netswap import bench, run
+        rows = [{"phase": "net", "proto": p, "size": 64, "bps": 1e6 * (1 + i), "variant": v,
+                 "nbd": 0, "rep": 1, "verdict": "completed"}
+                for i, (p, v) in enumerate((("tcp", "stock"), ("tcp", "series"),
+                                            ("udp", "stock"), ("udp", "series")))]
+        rows += [{"phase": "swap", "variant": v, "swap": sw, "size": "2x", "rep": 1,
+                  "verdict": "completed", "wall_s": w, "pswpin": 10, "pswpout": 10,
+                  "pages_per_s": 20 / w, "ticks": []}
+                 for v, sw, w in (("series", "nbd", 30.0), ("stock", "nbd", 20.0),
+                                  ("series", "vblk", 10.0))]
+        rows.append({"phase": "conns", "conns": 1, "verdict": "completed", "wall_s": 5.0,
+                     "reserve_kbytes": 4072, "throttled": 0})
+        with tempfile.TemporaryDirectory() as d:
+            old = (bench.RESULTS, run.OUT)
+            bench.RESULTS, run.OUT = d, d
+            try:
+                path = os.path.join(d, "bench-full.jsonl")
+                with open(path, "w") as f:
+                    f.writelines(json.dumps(r) + "\n" for r in rows)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.assertEqual(bench.report(path), 0)
+                md = open(os.path.join(d, "bench-full.md")).read()
+            finally:
+                bench.RESULTS, run.OUT = old
+        self.assertIn("| 2x | 30.0 | 20.0 | 10.0 | 3.00x | 1.50x |", md)
+        self.assertIn("| 1 | 5.0 | 4072 |", md)
+        self.assertIn("bench-full-net-tcp.png", md)
