@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
 # the cover letter (0000-cover-letter.patch) is written by hand and kept
 find patches -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name 0000-cover-letter.patch -delete
-git -C "$1" format-patch -q -o "$PWD/patches" "$2..$3"
+git -C "$1" format-patch -q --no-signature -o "$PWD/patches" "$2..$3"
+# Blank context lines as empty lines, not a lone space: git apply reads them
+# the same (the tree after the series is identical), and checkpatch run on the
+# patch file from outside a kernel tree then sees no trailing whitespace.
+sed -i 's/^ $//' patches/[0-9][0-9][0-9][0-9]-*.patch
 (cd patches && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-' > series)
 cat patches/series
