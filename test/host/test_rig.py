@@ -236,6 +236,10 @@ class BenchTest(unittest.TestCase):
                   "pages_per_s": 20 / w, "ticks": []}
                  for v, sw, w in (("series", "nbd", 30.0), ("stock", "nbd", 20.0),
                                   ("series", "vblk", 10.0))]
+        # two runs whose median is 0.8500000000000001: printed as 0.9
+        rows += [{"phase": "swap", "variant": "series", "swap": "nbd", "size": "4x", "rep": r,
+                  "verdict": "completed", "wall_s": w, "pswpin": 0, "pswpout": 0,
+                  "pages_per_s": 0, "ticks": []} for r, w in ((1, 0.8), (2, 0.9))]
         rows.append({"phase": "conns", "conns": 1, "verdict": "completed", "wall_s": 5.0,
                      "reserve_kbytes": 4072, "throttled": 0})
         with tempfile.TemporaryDirectory() as d:
@@ -251,5 +255,6 @@ class BenchTest(unittest.TestCase):
             finally:
                 bench.RESULTS, run.OUT = old
         self.assertIn("| 2x | 30.0 | 20.0 | 10.0 | 3.00x | 1.50x |", md)
+        self.assertIn("| 4x | 0.9 | - | - |", md)
         self.assertIn("| 1 | 5.0 | 4072 |", md)
         self.assertIn("bench-full-net-tcp.png", md)
