@@ -14,7 +14,7 @@ import argparse
 import signal
 import sys
 
-from . import report, run, scenario
+from . import netns, report, run, scenario
 from .procs import RigError
 
 
@@ -81,6 +81,13 @@ def main(argv=None):
             for sc in scs:
                 print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
             return 0
+        rates = {sc.host_lo_rate for sc in scs}
+        if len(rates) > 1:
+            raise scenario.ScenarioError("one invocation runs one host_lo_rate "
+                                         f"(got {', '.join(sorted(r or 'none' for r in rates))})")
+        rate = rates.pop()
+        if rate and not netns.inside(rate):
+            return netns.reexec(rate, list(argv if argv is not None else sys.argv[1:]))
         recs, path = run.run_scenarios(scs, a.out, a.quiet, a.results, a.first_run)
         if a.summary:
             for rec in recs:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 
-from . import console, procs
+from . import console, netns, procs
 from .procs import RigError
 from .scenario import ROOT
 
@@ -118,6 +118,8 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "rep": rep, "expect": sc.expect, "hang_after": sc.hang_after,
         "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
         "rundir": os.path.relpath(rundir, ROOT) if rundir.startswith(ROOT) else rundir,
+        "nbd_timeout": sc.nbd_timeout, "host_lo_rate": sc.host_lo_rate,
+        "host_lo": netns.describe() if sc.host_lo_rate else "",
     }
     nbd = qemu = flood = None
     disk = None
@@ -126,6 +128,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             "NS_SWAP": sc.swap, "NS_NBD_HOST": "10.0.2.2",
             "NS_NBD_EXPORT": procs.NbdServer.EXPORT_NAME,
             "NS_NBD_CONNS": sc.nbd_connections, "NS_NBD_BS": sc.nbd_blocksize,
+            "NS_NBD_TIMEOUT": sc.nbd_timeout,
             "NS_MIN_FREE_KBYTES": sc.min_free_kbytes or "",
             "NS_HUNG_TASK_TIMEOUT": sc.hung_task_timeout,
             "NS_VMWATCH_INTERVAL": sc.vmwatch_interval,

@@ -100,6 +100,14 @@ def _words(v):
     return v.split()
 
 
+def _rate(v):
+    if v in ("", "none"):
+        return ""
+    if not re.fullmatch(r"[1-9][0-9]{0,5}(kbit|mbit|gbit)", v):
+        raise ValueError("expected 'none' or a tc rate such as 80mbit")
+    return v
+
+
 def _env(v):
     words = v.split()
     for w in words:
@@ -132,6 +140,9 @@ KEYS = {
     "nbd_server": (_str, "nbd-server", "nbd-server binary (Debian's, from PATH)"),
     "nbd_connections": (_int_range(1, 16), 1, "nbd-client -C"),
     "nbd_blocksize": (_choice("512", "1024", "2048", "4096"), "4096", "nbd-client -b"),
+    "host_lo_rate": (_rate, "", "'none', or run nbd-server and QEMU in a private network namespace "
+                     "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
+    "nbd_timeout": (_int_range(0, 86400), 0, "nbd-client -t in seconds (0 = nbd-client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces"),
     "procs": (_procs, None, "swapstress processes ('auto' = 16 x cpus)"),

@@ -8,7 +8,8 @@ import queue
 import tempfile
 import unittest
 
-from netswap import console, report, run, scenario
+from netswap import console, netns, report, run, scenario
+from netswap.procs import RigError
 
 LOG = """\
 [    0.9] Run /init as init process
@@ -64,6 +65,36 @@ class ScenarioTest(unittest.TestCase):
                           ("just words", "expected 'key = value'")):
             with self.assertRaisesRegex(scenario.ScenarioError, msg):
                 scenario.parse_text(text)
+
+    def test_host_link_keys(self):
+        sc = scenario.parse_text("host_lo_rate = 80mbit\nnbd_timeout = 600\n")
+        self.assertEqual((sc.host_lo_rate, sc.nbd_timeout), ("80mbit", 600))
+        self.assertEqual(scenario.parse_text("host_lo_rate = none\n").host_lo_rate, "")
+        self.assertEqual(scenario.parse_text("").host_lo_rate, "")
+        for bad in ("80", "8.5mbit", "80mbit; reboot", "0mbit", "80 mbit"):
+            with self.assertRaisesRegex(scenario.ScenarioError, "tc rate"):
+                scenario.parse_text(f"host_lo_rate = {bad}\n")
+        self.assertEqual(netns.qdisc_args("80mbit"),
+                         ["tbf", "rate", "80mbit", "burst", "256k", "latency", "500ms"])
+
+    def test_shaped_namespace_is_checked_not_reentered(self):
+        shown = {"v": "qdisc noqueue 0: root refcnt 2"}
+        old_env, old_describe = os.environ.get(netns.ENV), netns.describe
+        netns.describe = lambda: shown["v"]
+        try:
+            os.environ.pop(netns.ENV, None)
+            self.assertFalse(netns.inside("80mbit"))        # not yet: re-exec
+            os.environ[netns.ENV] = "80mbit"
+            with self.assertRaisesRegex(RigError, "shaped namespace expected"):
+                netns.inside("80mbit")                       # never a second re-exec
+            shown["v"] = "qdisc tbf 8001: root refcnt 2 rate 80Mbit burst 256Kb lat 500ms"
+            self.assertTrue(netns.inside("80mbit"))
+        finally:
+            netns.describe = old_describe
+            if old_env is None:
+                os.environ.pop(netns.ENV, None)
+            else:
+                os.environ[netns.ENV] = old_env
 
     def test_duplicate_key(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):
