@@ -156,6 +156,13 @@ class NbdServer:
                         return int(d)
         return None
 
+    def signal_group(self, sig):
+        """Send sig to the daemon and its per-client children (pause/resume)."""
+        pid = self.pid or self._read_pid()
+        if not (pid and self._is_ours(pid)):
+            raise RigError("nbd-server is not running: cannot signal it")
+        os.killpg(pid, sig)
+
     def _is_ours(self, pid):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:

@@ -7,6 +7,7 @@ import os
 import queue
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -166,7 +167,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         qemu.start()
         if flood:
             flood.start()
-        res = watch(sc, qemu, label, quiet)
+        res = watch(sc, qemu, label, quiet, nbd)
         if flood:
             flood.stop()
             res["udp_sent"] = flood.sent
@@ -180,6 +181,11 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         if qemu:
             qemu.stop()
         if nbd:
+            if sc.server_pause:
+                try:
+                    nbd.signal_group(signal.SIGCONT)   # a stopped daemon ignores SIGTERM
+                except (RigError, OSError):
+                    pass
             nbd.stop()
         if disk and os.path.exists(disk):
             os.unlink(disk)
@@ -188,7 +194,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
     return rec
 
 
-def watch(sc, qemu, label, quiet):
+def watch(sc, qemu, label, quiet, nbd=None):
     """Follow the console until the guest powers off or the run is judged."""
     st = console.ConsoleState()
     status = Status(label, quiet)
@@ -196,6 +202,9 @@ def watch(sc, qemu, label, quiet):
     verdict = None
     stalls = []
     dump_at = None
+    pause = ({"at": sc.server_pause[0], "for": sc.server_pause[1], "stopped": None,
+              "resumed": None, "work": None, "recovered": None}
+             if sc.server_pause and nbd else None)
 
     def drain(until):
         while True:
@@ -227,13 +236,20 @@ def watch(sc, qemu, label, quiet):
         if line:
             st.feed(line, now)
         status.show(now, t0, st)
+        if pause:
+            server_pause_step(pause, st, nbd, now, label, quiet)
+        # silence while the server is stopped is not the guest's; after it
+        # goes on, the guest gets hang_after seconds from that moment
+        since = st.last_work_time
+        if pause and pause["stopped"] is not None:
+            since = max(since or 0, pause["resumed"] or now)
         if st.phase in ("boot", "swapon") and now - t0 > sc.boot_timeout:
             info(f"{label} no workload after {sc.boot_timeout}s: dumping state", quiet)
             dump()
             verdict = SETUP_FAILED
-        elif st.phase == "run" and now - st.last_work_time > sc.hang_after:
+        elif st.phase == "run" and now - since > sc.hang_after:
             work_before = st.work
-            idle = now - st.last_work_time
+            idle = now - since
             info(f"{label} no progress for {idle:.0f}s: asking the guest for "
                  f"sysrq {sc.sysrq_dump}", quiet)
             dump_at = now
@@ -263,7 +279,37 @@ def watch(sc, qemu, label, quiet):
         else:
             verdict = FAILED
     status.show(time.monotonic(), t0, st, force=True)
-    return summarize(st, verdict, t0, stalls, dump_at)
+    out = summarize(st, verdict, t0, stalls, dump_at)
+    if pause:
+        run_t = st.phases.get("run")
+        r = lambda a, b: round(a - b, 1) if (a is not None and b is not None) else None
+        out["server_pause"] = {
+            "stopped_at_s": r(pause["stopped"], run_t),
+            "stopped_for_s": r(pause["resumed"], pause["stopped"]),
+            "progress_after_resume_s": r(pause["recovered"], pause["resumed"]),
+        }
+    return out
+
+
+def server_pause_step(pause, st, nbd, now, label, quiet):
+    """Stop nbd-server `at` s into the workload, let it go on `for` s later,
+    and note when the guest's work first grows again."""
+    run_t = st.phases.get("run")
+    if run_t is None:
+        return
+    if pause["stopped"] is None:
+        if now - run_t >= pause["at"]:
+            nbd.signal_group(signal.SIGSTOP)
+            pause["stopped"] = now
+            info(f"{label} nbd-server stopped (SIGSTOP) for {pause['for']}s", quiet)
+    elif pause["resumed"] is None:
+        if now - pause["stopped"] >= pause["for"]:
+            nbd.signal_group(signal.SIGCONT)
+            pause["resumed"] = now
+            pause["work"] = st.work
+            info(f"{label} nbd-server continued (SIGCONT)", quiet)
+    elif pause["recovered"] is None and st.work > pause["work"]:
+        pause["recovered"] = now
 
 
 def summarize(st, verdict, t0, stalls, dump_at):

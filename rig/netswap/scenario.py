@@ -108,6 +108,15 @@ def _rate(v):
     return v
 
 
+def _pause(v):
+    if v in ("", "none"):
+        return None
+    m = re.fullmatch(r"([0-9]{1,4}):([1-9][0-9]{0,3})", v)
+    if not m:
+        raise ValueError("expected 'none' or AT:SECONDS, e.g. 20:30")
+    return (int(m.group(1)), int(m.group(2)))
+
+
 def _env(v):
     words = v.split()
     for w in words:
@@ -142,6 +151,8 @@ KEYS = {
     "nbd_blocksize": (_choice("512", "1024", "2048", "4096"), "4096", "nbd-client -b"),
     "host_lo_rate": (_rate, "", "'none', or run nbd-server and QEMU in a private network namespace "
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
+    "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
+                     "workload, let it go on (SIGCONT) SECONDS later; 'none' = never"),
     "nbd_timeout": (_int_range(0, 86400), 0, "nbd-client -t in seconds (0 = nbd-client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces"),

@@ -6,6 +6,7 @@ import json
 import os
 import queue
 import tempfile
+import time
 import unittest
 
 from netswap import console, netns, report, run, scenario
@@ -76,6 +77,13 @@ class ScenarioTest(unittest.TestCase):
                 scenario.parse_text(f"host_lo_rate = {bad}\n")
         self.assertEqual(netns.qdisc_args("80mbit"),
                          ["tbf", "rate", "80mbit", "burst", "256k", "latency", "500ms"])
+
+    def test_server_pause_key(self):
+        self.assertEqual(scenario.parse_text("server_pause = 20:30\n").server_pause, (20, 30))
+        self.assertIsNone(scenario.parse_text("server_pause = none\n").server_pause)
+        for bad in ("20", "20:0", "-1:5", "a:b", "20:30:40"):
+            with self.assertRaisesRegex(scenario.ScenarioError, "AT:SECONDS"):
+                scenario.parse_text(f"server_pause = {bad}\n")
 
     def test_shaped_namespace_is_checked_not_reentered(self):
         shown = {"v": "qdisc noqueue 0: root refcnt 2"}
@@ -201,6 +209,33 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(r["verdict"], "hung")
         self.assertEqual(q.sysrqs, ["w"])
         self.assertIsNotNone(r["time_to_hang_s"])
+
+    def test_server_pause_is_not_the_guests_silence(self):
+        """The server is stopped and continued on time; silence while it is
+        stopped is not judged, and hang_after counts from SIGCONT."""
+        import signal
+        run.DUMP_WAIT = 1
+
+        class FakeNbd:
+            def __init__(self):
+                self.sent = []
+
+            def signal_group(self, sig):
+                self.sent.append((sig, time.monotonic()))
+
+        nbd = FakeNbd()
+        q = FakeQemu(LOG.splitlines()[:10])    # run started, then silence
+        t = time.monotonic()
+        r = run.watch(self.sc(hang_after=5, sysrq_dump="w", server_pause="1:6"), q, "t",
+                      quiet=True, nbd=nbd)
+        self.assertEqual([s for s, _ in nbd.sent], [signal.SIGSTOP, signal.SIGCONT])
+        stop_t, cont_t = nbd.sent[0][1], nbd.sent[1][1]
+        self.assertGreaterEqual(cont_t - stop_t, 5.5)
+        self.assertEqual(r["verdict"], "hung")                 # silence after SIGCONT
+        self.assertGreaterEqual(time.monotonic() - cont_t, 5)  # judged >= hang_after after it
+        self.assertGreaterEqual(time.monotonic() - t, 1 + 6 + 5)
+        self.assertEqual(r["server_pause"]["stopped_for_s"], round(cont_t - stop_t, 1))
+        self.assertIsNone(r["server_pause"]["progress_after_resume_s"])
 
 
 class ReportTest(unittest.TestCase):
