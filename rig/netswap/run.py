@@ -287,6 +287,8 @@ def watch(sc, qemu, label, quiet, nbd=None):
             "stopped_at_s": r(pause["stopped"], run_t),
             "stopped_for_s": r(pause["resumed"], pause["stopped"]),
             "progress_after_resume_s": r(pause["recovered"], pause["resumed"]),
+            "work_at_stop": pause.get("work_stop"),      # verified + filled pages
+            "work_at_resume": pause["work"],
         }
     return out
 
@@ -301,6 +303,7 @@ def server_pause_step(pause, st, nbd, now, label, quiet):
         if now - run_t >= pause["at"]:
             nbd.signal_group(signal.SIGSTOP)
             pause["stopped"] = now
+            pause["work_stop"] = st.work
             info(f"{label} nbd-server stopped (SIGSTOP) for {pause['for']}s", quiet)
     elif pause["resumed"] is None:
         if now - pause["stopped"] >= pause["for"]:
