@@ -12,8 +12,9 @@ import sys
 from .procs import RigError
 
 ENV = "NETSWAP_NETNS_RATE"
-# lo's MTU is 64 KiB; a tbf bucket smaller than one packet drops that packet
-# forever (and TCP then resets the connection), so lo gets an Ethernet MTU.
+# lo's MTU is 64 KiB and tbf drops a packet larger than its bucket. With lo
+# at 64 KiB and a 64 KiB bucket the guest's nbd connections were closed under
+# load; with an Ethernet MTU and a 256 KiB bucket they never were.
 BURST = "256k"
 LATENCY = "500ms"
 
@@ -45,8 +46,10 @@ def describe():
 
 def reexec(rate, args):
     """Replace this process by `python3 -m netswap ARGS` in a new shaped namespace."""
-    script = ('ip link set lo mtu 1500 up && tc qdisc add dev lo root '
-              + " ".join(qdisc_args(rate)) + ' && exec "$@"')
+    script = ('{ ip link set lo mtu 1500 up && tc qdisc add dev lo root '
+              + " ".join(qdisc_args(rate)) + '; } || '
+              '{ echo "netswap: error: cannot shape lo in the new namespace" >&2; exit 3; }; '
+              'exec "$@"')
     os.environ[ENV] = rate
     cmd = ["unshare", "--net", "sh", "-c", script, "sh", sys.executable, "-m", "netswap"] + args
     print(f"[netswap] host link: private network namespace, lo {' '.join(qdisc_args(rate))}",
