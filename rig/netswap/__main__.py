@@ -81,6 +81,10 @@ def main(argv=None):
             for sc in scs:
                 print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
             return 0
+        for sc in scs:
+            if sc.server_pause and sc.swap not in ("nbd", "nbd-manual"):
+                raise scenario.ScenarioError(f"{sc.name}: server_pause needs swap = nbd "
+                                             f"(got swap = {sc.swap})")
         rates = {sc.host_lo_rate for sc in scs}
         if len(rates) > 1:
             raise scenario.ScenarioError("one invocation runs one host_lo_rate "

@@ -85,6 +85,19 @@ class ScenarioTest(unittest.TestCase):
             with self.assertRaisesRegex(scenario.ScenarioError, "AT:SECONDS"):
                 scenario.parse_text(f"server_pause = {bad}\n")
 
+    def test_server_pause_needs_an_nbd_server(self):
+        from netswap import __main__ as cli
+        err = io.StringIO()
+        real = run.run_scenarios
+        run.run_scenarios = lambda *a, **k: self.fail("a run was started")
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cli.main(["run", "server-pause", "--set", "swap=vblk"])
+        finally:
+            run.run_scenarios = real
+        self.assertEqual(rc, 2)
+        self.assertIn("server_pause needs swap = nbd", err.getvalue())
+
     def test_shaped_namespace_is_checked_not_reentered(self):
         shown = {"v": "qdisc noqueue 0: root refcnt 2"}
         old_env, old_describe = os.environ.get(netns.ENV), netns.describe
