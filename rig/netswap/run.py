@@ -120,6 +120,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
         "rundir": os.path.relpath(rundir, ROOT) if rundir.startswith(ROOT) else rundir,
         "nbd_timeout": sc.nbd_timeout, "host_lo_rate": sc.host_lo_rate,
+        "sysctl": " ".join(sc.sysctl),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
     }
     nbd = qemu = flood = None
