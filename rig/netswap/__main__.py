@@ -85,13 +85,14 @@ def main(argv=None):
             if sc.server_pause and sc.swap not in ("nbd", "nbd-manual"):
                 raise scenario.ScenarioError(f"{sc.name}: server_pause needs swap = nbd "
                                              f"(got swap = {sc.swap})")
-        rates = {sc.host_lo_rate for sc in scs}
-        if len(rates) > 1:
-            raise scenario.ScenarioError("one invocation runs one host_lo_rate "
-                                         f"(got {', '.join(sorted(r or 'none' for r in rates))})")
-        rate = rates.pop()
-        if rate and not netns.inside(rate):
-            return netns.reexec(rate, list(argv if argv is not None else sys.argv[1:]))
+        keys = {netns.key(sc) for sc in scs}
+        if len(keys) > 1:
+            raise scenario.ScenarioError("one invocation runs in one host link setting "
+                                         "(net, mtu, tap_rate, host_lo_rate); got "
+                                         + "; ".join(sorted(k or "default" for k in keys)))
+        k = keys.pop()
+        if k and not netns.inside(k):
+            return netns.reexec(k, list(argv if argv is not None else sys.argv[1:]))
         recs, path = run.run_scenarios(scs, a.out, a.quiet, a.results, a.first_run)
         if a.summary:
             for rec in recs:

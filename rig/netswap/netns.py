@@ -1,9 +1,20 @@
-"""A shaped host link for the guest: nbd-server and QEMU run in a private
-network namespace that the rig creates (`unshare -n`), whose loopback carries
-a tc tbf rate limit. QEMU's user-mode networking still maps the guest's
-10.0.2.2 to 127.0.0.1 and nbd-server still listens on 127.0.0.1 - the
-namespace's own loopback - so no other address is ever used and the host's
-interfaces are untouched. The namespace ends with the rig process."""
+"""Private network namespaces for the guest's host link.
+
+Two shapes, both created by the rig with `unshare --net` and gone with the rig
+process; the host's own interfaces are never touched:
+
+- `host_lo_rate` (net = user): nbd-server and QEMU run in a namespace whose
+  loopback carries a tc tbf rate limit. QEMU's user-mode networking still maps
+  the guest's 10.0.2.2 to 127.0.0.1, and nbd-server still listens on
+  127.0.0.1 - the namespace's own loopback.
+- `net = tap`: the guest's NIC is a tap device (nstap0) in the namespace, so
+  the guest's TCP peer is a real kernel stack instead of QEMU's user-mode one,
+  and the link can carry jumbo frames (`mtu`). The tap holds 10.0.2.2, the
+  address the guest already uses for its host; nf_tables rewrites what the
+  guest sends there to 127.0.0.1 (route_localnet on the tap lets the replies
+  leave), so nbd-server still listens on the namespace's 127.0.0.1 and on
+  nothing else. `tap_rate` puts a tbf on the tap (host-to-guest direction).
+"""
 
 import os
 import subprocess
@@ -11,52 +22,95 @@ import sys
 
 from .procs import RigError
 
-ENV = "NETSWAP_NETNS_RATE"
+ENV = "NETSWAP_NETNS"
+TAP = "nstap0"
+HOST_ADDR = "10.0.2.2"
+GUEST_ADDR = "10.0.2.15"
 # lo's MTU is 64 KiB and tbf drops a packet larger than its bucket. With lo
 # at 64 KiB and a 64 KiB bucket the guest's nbd connections were closed under
 # load; with an Ethernet MTU and a 256 KiB bucket they never were.
 BURST = "256k"
 LATENCY = "500ms"
+NFT_RULES = f"""table ip netswap {{
+  chain prerouting {{
+    type nat hook prerouting priority dstnat; policy accept;
+    iifname "{TAP}" ip daddr {HOST_ADDR} dnat to 127.0.0.1
+  }}
+}}
+"""
 
 
 def qdisc_args(rate):
     return ["tbf", "rate", rate, "burst", BURST, "latency", LATENCY]
 
 
-def inside(rate):
-    """Is this process already in the namespace shaped at `rate`? Raises
-    RigError if it was started as such but lo carries no tbf (never re-exec
+def key(sc):
+    """The namespace a scenario needs, as a string ('' = none)."""
+    if sc.net == "tap":
+        return f"tap mtu={sc.mtu} rate={sc.tap_rate or 'none'}"
+    if sc.host_lo_rate:
+        return f"lo rate={sc.host_lo_rate}"
+    return ""
+
+
+def _dev(k):
+    return TAP if k.startswith("tap") else "lo"
+
+
+def inside(k):
+    """Is this process already in the namespace `k`? Raises RigError if it was
+    started as such but the namespace is not what it should be (never re-exec
     twice)."""
-    if os.environ.get(ENV) != rate:
+    if os.environ.get(ENV) != k:
         return False
-    shown = describe()
-    if "qdisc tbf" not in shown:
-        raise RigError(f"shaped namespace expected, but lo shows: {shown or 'nothing'}")
+    shown = describe(_dev(k))
+    rate = k.rsplit("rate=", 1)[1]
+    if _dev(k) == TAP and not shown:
+        raise RigError(f"tap namespace expected, but there is no {TAP}")
+    if rate != "none" and "qdisc tbf" not in shown:
+        raise RigError(f"shaped namespace expected, but {_dev(k)} shows: {shown or 'nothing'}")
     return True
 
 
-def describe():
-    """tc's view of lo in this process's namespace (recorded with each run)."""
+def describe(dev="lo"):
+    """tc's view of `dev` in this process's namespace (recorded with each run)."""
     try:
-        return subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True,
+        return subprocess.run(["tc", "qdisc", "show", "dev", dev], capture_output=True,
                               text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
 
 
-def reexec(rate, args):
-    """Replace this process by `python3 -m netswap ARGS` in a new shaped namespace."""
-    script = ('{ ip link set lo mtu 1500 up && tc qdisc add dev lo root '
-              + " ".join(qdisc_args(rate)) + '; } || '
-              '{ echo "netswap: error: cannot shape lo in the new namespace" >&2; exit 3; }; '
+def setup_script(k):
+    """The shell commands that build namespace `k` (run inside it)."""
+    fields = dict(f.split("=", 1) for f in k.split()[1:])
+    rate = fields["rate"]
+    if _dev(k) == "lo":
+        return ("ip link set lo mtu 1500 up && tc qdisc add dev lo root "
+                + " ".join(qdisc_args(rate)))
+    cmds = ["ip link set lo up",
+            f"ip tuntap add dev {TAP} mode tap",
+            f"ip link set {TAP} mtu {fields['mtu']} up",
+            f"ip addr add {HOST_ADDR}/24 dev {TAP}",
+            f"echo 1 > /proc/sys/net/ipv4/conf/{TAP}/route_localnet",
+            "printf '%s' \"$NETSWAP_NFT\" | nft -f -"]
+    if rate != "none":
+        cmds.append(f"tc qdisc add dev {TAP} root " + " ".join(qdisc_args(rate)))
+    return " && ".join(cmds)
+
+
+def reexec(k, args):
+    """Replace this process by `python3 -m netswap ARGS` in a new namespace `k`."""
+    script = ('{ ' + setup_script(k) + '; } || '
+              '{ echo "netswap: error: cannot set up the network namespace" >&2; exit 3; }; '
               'exec "$@"')
-    os.environ[ENV] = rate
+    os.environ[ENV] = k
+    os.environ["NETSWAP_NFT"] = NFT_RULES
     cmd = ["unshare", "--net", "sh", "-c", script, "sh", sys.executable, "-m", "netswap"] + args
-    print(f"[netswap] host link: private network namespace, lo {' '.join(qdisc_args(rate))}",
-          flush=True)
+    print(f"[netswap] host link: private network namespace ({k})", flush=True)
     # exec, not a child: signals (make's, the CI's) reach the runner directly
     try:
         os.execvp(cmd[0], cmd)
     except OSError as e:
-        print(f"netswap: error: cannot create the shaped namespace: {e}", file=sys.stderr)
+        print(f"netswap: error: cannot create the network namespace: {e}", file=sys.stderr)
         return 3

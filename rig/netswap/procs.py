@@ -197,7 +197,7 @@ class Qemu:
     unix socket. Console lines arrive on self.lines (a queue)."""
 
     def __init__(self, rundir, kernel, initrd, ram_mb, cpus, nic, accel="tcg",
-                 append="", disk=None, hostfwd=()):
+                 append="", disk=None, hostfwd=(), tap=None):
         self.rundir = rundir
         # unix socket paths are limited to 107 bytes: keep the socket short
         self.sockdir = tempfile.mkdtemp(prefix="netswap-")
@@ -216,7 +216,8 @@ class Qemu:
                     "-display", "none", "-vga", "none", "-no-reboot",
                     "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
                     "-monitor", f"unix:{self.monitor_path},server=on,wait=off",
-                    "-netdev", ",".join(["user,id=n0"] + [f"hostfwd={h}" for h in hostfwd]),
+                    "-netdev", (f"tap,id=n0,ifname={tap},script=no,downscript=no" if tap else
+                                ",".join(["user,id=n0"] + [f"hostfwd={h}" for h in hostfwd])),
                     "-device", f"{NIC_DEVICES[nic]},netdev=n0"]
         if disk:
             self.cmd += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe"]
@@ -284,10 +285,10 @@ class Qemu:
 
 class UdpFlood:
     """Datagrams from the host to a guest port (through QEMU's hostfwd on
-    127.0.0.1) at a steady rate, in a thread, until stopped."""
+    127.0.0.1, or over the tap) at a steady rate, in a thread, until stopped."""
 
-    def __init__(self, host_port, rate, size):
-        self.port, self.rate, self.size = host_port, rate, size
+    def __init__(self, dest, rate, size):
+        self.dest, self.rate, self.size = dest, rate, size
         self.sent = 0
         self._stop = threading.Event()
         self._thread = None
@@ -304,7 +305,7 @@ class UdpFlood:
         while not self._stop.is_set():
             for _ in range(batch):
                 try:
-                    s.sendto(payload, ("127.0.0.1", self.port))
+                    s.sendto(payload, self.dest)
                     self.sent += 1
                 except OSError:
                     pass

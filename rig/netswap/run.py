@@ -122,6 +122,8 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "nbd_timeout": sc.nbd_timeout, "host_lo_rate": sc.host_lo_rate,
         "sysctl": " ".join(sc.sysctl),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
+        "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate,
+        "tap": netns.describe(netns.TAP) if sc.net == "tap" else "",
     }
     nbd = qemu = flood = None
     disk = None
@@ -134,7 +136,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
             "NS_MIN_FREE_KBYTES": sc.min_free_kbytes or "",
             "NS_HUNG_TASK_TIMEOUT": sc.hung_task_timeout,
             "NS_VMWATCH_INTERVAL": sc.vmwatch_interval,
-            "NS_SYSCTL": " ".join(sc.sysctl), "NS_RUN": sc.workload,
+            "NS_SYSCTL": " ".join(sc.sysctl), "NS_RUN": sc.workload, "NS_MTU": sc.mtu,
         }
         for w in sc.env:
             k, v = w.split("=", 1)
@@ -149,10 +151,14 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
                 f.truncate(sc.export_size << 20)
         hostfwd = []
         if sc.udp_flood_port:
-            flood_port = procs.free_port()
-            hostfwd.append(f"udp:127.0.0.1:{flood_port}-:{sc.udp_flood_port}")
             conf["NS_UDP_PORT"] = sc.udp_flood_port
-            flood = procs.UdpFlood(flood_port, sc.udp_flood_rate, sc.udp_flood_size)
+            if sc.net == "tap":     # straight to the guest over the tap
+                dest = (netns.GUEST_ADDR, sc.udp_flood_port)
+            else:                   # through QEMU's forward on 127.0.0.1
+                flood_port = procs.free_port()
+                hostfwd.append(f"udp:127.0.0.1:{flood_port}-:{sc.udp_flood_port}")
+                dest = ("127.0.0.1", flood_port)
+            flood = procs.UdpFlood(dest, sc.udp_flood_rate, sc.udp_flood_size)
         script = os.path.join(ROOT, sc.test_script) if sc.test_script else None
         initrd = make_run_initrd(base_initrd, rundir, conf, script)
         # initramfs_async=0: series kernels run their KUnit suites at boot,
@@ -162,7 +168,8 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         append = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
                   "softlockup_panic=0 initramfs_async=0 " + sc.kernel_args).strip()
         qemu = procs.Qemu(rundir, kernel, initrd, sc.ram, sc.cpus, sc.nic,
-                          sc.accel, append, disk, hostfwd)
+                          sc.accel, append, disk, hostfwd,
+                          tap=netns.TAP if sc.net == "tap" else None)
         info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
              f"swap={sc.swap}); console: {os.path.join(rundir, 'console.log')}", quiet)
         qemu.start()

@@ -149,6 +149,11 @@ KEYS = {
     "nbd_server": (_str, "nbd-server", "nbd-server binary (Debian's, from PATH)"),
     "nbd_connections": (_int_range(1, 16), 1, "nbd-client -C"),
     "nbd_blocksize": (_choice("512", "1024", "2048", "4096"), "4096", "nbd-client -b"),
+    "net": (_choice("user", "tap"), "user",
+            "guest link: QEMU user-mode networking, or a tap in a private network namespace "
+            "(real kernel TCP peer; nbd-server still on that namespace's 127.0.0.1)"),
+    "mtu": (_int_range(576, 9000), 1500, "guest and tap MTU (other than 1500 needs net = tap)"),
+    "tap_rate": (_rate, "", "'none', or a tc tbf rate on the tap (host to guest; needs net = tap)"),
     "host_lo_rate": (_rate, "", "'none', or run nbd-server and QEMU in a private network namespace "
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
     "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
@@ -234,6 +239,13 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
         p = os.path.join(ROOT, sc["test_script"])
         if not os.path.isfile(p):
             raise ScenarioError(f"{where}: test_script {sc['test_script']} does not exist")
+    if sc["net"] != "tap":
+        for k, default in (("mtu", 1500), ("tap_rate", "")):
+            if sc[k] != default:
+                raise ScenarioError(f"{where}: {k} needs net = tap")
+    elif sc["host_lo_rate"]:
+        raise ScenarioError(f"{where}: host_lo_rate shapes the user-mode link; with net = tap "
+                            "use tap_rate")
     if sc["expect"] == "hung" and sc["hang_after"] >= sc["max_time"]:
         raise ScenarioError(f"{where}: hang_after must be below max_time")
     return sc

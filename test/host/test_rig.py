@@ -101,21 +101,54 @@ class ScenarioTest(unittest.TestCase):
     def test_shaped_namespace_is_checked_not_reentered(self):
         shown = {"v": "qdisc noqueue 0: root refcnt 2"}
         old_env, old_describe = os.environ.get(netns.ENV), netns.describe
-        netns.describe = lambda: shown["v"]
+        netns.describe = lambda dev="lo": shown["v"]
+        k = netns.key(scenario.parse_text("host_lo_rate = 80mbit\n"))
+        self.assertEqual(k, "lo rate=80mbit")
         try:
             os.environ.pop(netns.ENV, None)
-            self.assertFalse(netns.inside("80mbit"))        # not yet: re-exec
-            os.environ[netns.ENV] = "80mbit"
+            self.assertFalse(netns.inside(k))        # not yet: re-exec
+            os.environ[netns.ENV] = k
             with self.assertRaisesRegex(RigError, "shaped namespace expected"):
-                netns.inside("80mbit")                       # never a second re-exec
+                netns.inside(k)                       # never a second re-exec
             shown["v"] = "qdisc tbf 8001: root refcnt 2 rate 80Mbit burst 256Kb lat 500ms"
-            self.assertTrue(netns.inside("80mbit"))
+            self.assertTrue(netns.inside(k))
+            # a tap namespace must have its tap, and its tbf when a rate is set
+            t = netns.key(scenario.parse_text("net = tap\nmtu = 9000\ntap_rate = 40mbit\n"))
+            self.assertEqual(t, "tap mtu=9000 rate=40mbit")
+            os.environ[netns.ENV] = t
+            shown["v"] = ""
+            with self.assertRaisesRegex(RigError, "no nstap0"):
+                netns.inside(t)
+            shown["v"] = "qdisc fq_codel 0: root refcnt 2"
+            with self.assertRaisesRegex(RigError, "shaped namespace expected"):
+                netns.inside(t)
+            t = netns.key(scenario.parse_text("net = tap\n"))
+            os.environ[netns.ENV] = t
+            self.assertTrue(netns.inside(t))
         finally:
             netns.describe = old_describe
             if old_env is None:
                 os.environ.pop(netns.ENV, None)
             else:
                 os.environ[netns.ENV] = old_env
+
+    def test_tap_keys(self):
+        self.assertEqual(netns.key(scenario.parse_text("")), "")
+        sc = scenario.parse_text("net = tap\nmtu = 9000\n")
+        self.assertEqual((sc.net, sc.mtu, sc.tap_rate), ("tap", 9000, ""))
+        for bad, msg in (("mtu = 9000\n", "mtu needs net = tap"),
+                         ("tap_rate = 40mbit\n", "tap_rate needs net = tap"),
+                         ("net = tap\nhost_lo_rate = 40mbit\n", "use tap_rate"),
+                         ("net = tap\nmtu = 9001\n", "bad value"),
+                         ("net = slirp\n", "bad value")):
+            with self.assertRaisesRegex(scenario.ScenarioError, msg):
+                scenario.parse_text(bad)
+        script = netns.setup_script("tap mtu=9000 rate=40mbit")
+        for part in ("ip tuntap add dev nstap0 mode tap", "mtu 9000", "10.0.2.2/24",
+                     "route_localnet", "nft -f -", "tc qdisc add dev nstap0 root tbf rate 40mbit"):
+            self.assertIn(part, script)
+        self.assertNotIn("tbf", netns.setup_script("tap mtu=1500 rate=none"))
+        self.assertIn("dnat to 127.0.0.1", netns.NFT_RULES)
 
     def test_duplicate_key(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):
