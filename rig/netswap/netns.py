@@ -13,7 +13,11 @@ process; the host's own interfaces are never touched:
   address the guest already uses for its host; nf_tables rewrites what the
   guest sends there to 127.0.0.1 (route_localnet on the tap lets the replies
   leave), so nbd-server still listens on the namespace's 127.0.0.1 and on
-  nothing else. `tap_rate` puts a tbf on the tap (host-to-guest direction).
+  nothing else. `tap_rate` limits both directions with tbf: host to guest on
+  the tap itself, guest to host on an ifb device that the tap's ingress is
+  redirected to (a classic-BPF "accept all" filter, since this host has no
+  cls_u32 or cls_matchall). `tap_queue_ms` is tbf's latency, i.e. how much
+  the link may queue before it drops.
 """
 
 import os
@@ -24,6 +28,7 @@ from .procs import RigError
 
 ENV = "NETSWAP_NETNS"
 TAP = "nstap0"
+IFB = "nsifb0"
 HOST_ADDR = "10.0.2.2"
 GUEST_ADDR = "10.0.2.15"
 # lo's MTU is 64 KiB and tbf drops a packet larger than its bucket. With lo
@@ -40,14 +45,14 @@ NFT_RULES = f"""table ip netswap {{
 """
 
 
-def qdisc_args(rate):
-    return ["tbf", "rate", rate, "burst", BURST, "latency", LATENCY]
+def qdisc_args(rate, latency=LATENCY):
+    return ["tbf", "rate", rate, "burst", BURST, "latency", latency]
 
 
 def key(sc):
     """The namespace a scenario needs, as a string ('' = none)."""
     if sc.net == "tap":
-        return f"tap mtu={sc.mtu} rate={sc.tap_rate or 'none'}"
+        return f"tap mtu={sc.mtu} queue={sc.tap_queue_ms}ms rate={sc.tap_rate or 'none'}"
     if sc.host_lo_rate:
         return f"lo rate={sc.host_lo_rate}"
     return ""
@@ -67,7 +72,9 @@ def inside(k):
     rate = k.rsplit("rate=", 1)[1]
     if _dev(k) == TAP and not shown:
         raise RigError(f"tap namespace expected, but there is no {TAP}")
-    if rate != "none" and "qdisc tbf" not in shown:
+    if rate != "none" and _dev(k) == TAP:
+        shown += "\n" + describe(IFB)
+    if rate != "none" and shown.count("qdisc tbf") != (2 if _dev(k) == TAP else 1):
         raise RigError(f"shaped namespace expected, but {_dev(k)} shows: {shown or 'nothing'}")
     return True
 
@@ -95,7 +102,14 @@ def setup_script(k):
             f"echo 1 > /proc/sys/net/ipv4/conf/{TAP}/route_localnet",
             "printf '%s' \"$NETSWAP_NFT\" | nft -f -"]
     if rate != "none":
-        cmds.append(f"tc qdisc add dev {TAP} root " + " ".join(qdisc_args(rate)))
+        tbf = " ".join(qdisc_args(rate, fields["queue"]))
+        cmds += [f"tc qdisc add dev {TAP} root {tbf}",
+                 f"ip link add {IFB} type ifb",
+                 f"ip link set {IFB} up",
+                 f"tc qdisc add dev {TAP} handle ffff: ingress",
+                 f"tc filter add dev {TAP} parent ffff: protocol all prio 1 "
+                 f"bpf bytecode '1,6 0 0 4294967295,' action mirred egress redirect dev {IFB}",
+                 f"tc qdisc add dev {IFB} root {tbf}"]
     return " && ".join(cmds)
 
 

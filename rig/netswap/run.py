@@ -122,8 +122,9 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "nbd_timeout": sc.nbd_timeout, "host_lo_rate": sc.host_lo_rate,
         "sysctl": " ".join(sc.sysctl),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
-        "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate,
-        "tap": netns.describe(netns.TAP) if sc.net == "tap" else "",
+        "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate, "tap_queue_ms": sc.tap_queue_ms,
+        "tap": (netns.describe(netns.TAP) + "\n" + netns.describe(netns.IFB)).strip()
+        if sc.net == "tap" else "",
     }
     nbd = qemu = flood = None
     disk = None
@@ -351,6 +352,7 @@ def summarize(st, verdict, t0, stalls, dump_at):
     }
     for key, name in (("pswpin", "pswpin"), ("pswpout", "pswpout"),
                       ("pgscan_direct_throttle", "pgscan_direct_throttle"),
+                      ("pgscan_direct", "pgscan_direct"),
                       ("allocstall_normal", "allocstall_normal"),
                       ("allocstall_dma32", "allocstall_dma32"),
                       ("oom_kill", "oom_kill"),
@@ -361,8 +363,17 @@ def summarize(st, verdict, t0, stalls, dump_at):
     if sq:
         out.update(sq)
     out["vm_ticks"] = [{k: t.get(k) for k in ("t", "nr_free_pages", "pswpin", "pswpout",
-                                              "pgscan_direct_throttle")}
+                                              "pgscan_direct_throttle", "nr_writeback",
+                                              "Sockstat.TCP.mem") if k in t}
                        for t in st.vm_ticks]
+    # where the run went: the lowest free memory and the most memory that TCP
+    # and writeback held at any sample (pages; None when vmwatch did not say)
+    for name, key, pick in (("vm_min_free_pages", "nr_free_pages", min),
+                            ("vm_max_writeback_pages", "nr_writeback", max),
+                            ("vm_max_tcp_mem_pages", "Sockstat.TCP.mem", max)):
+        vals = [console.num(t.get(key)) for t in st.vm_ticks]
+        vals = [v for v in vals if v is not None]
+        out[name] = pick(vals) if vals else None
     return out
 
 

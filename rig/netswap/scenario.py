@@ -153,14 +153,16 @@ KEYS = {
             "guest link: QEMU user-mode networking, or a tap in a private network namespace "
             "(real kernel TCP peer; nbd-server still on that namespace's 127.0.0.1)"),
     "mtu": (_int_range(576, 9000), 1500, "guest and tap MTU (other than 1500 needs net = tap)"),
-    "tap_rate": (_rate, "", "'none', or a tc tbf rate on the tap (host to guest; needs net = tap)"),
+    "tap_rate": (_rate, "", "'none', or a tc tbf rate for both directions of the tap (needs net = tap)"),
+    "tap_queue_ms": (_int_range(1, 10000), 500, "tbf latency of tap_rate: how long the link may queue"),
     "host_lo_rate": (_rate, "", "'none', or run nbd-server and QEMU in a private network namespace "
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
     "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
                      "workload, let it go on (SIGCONT) SECONDS later; 'none' = never"),
     "nbd_timeout": (_int_range(0, 86400), 0, "nbd-client -t in seconds (0 = nbd-client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
-    "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces"),
+    "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces; "
+               "commas separate a vector's fields (net.ipv4.tcp_wmem=4096,16384,4194304)"),
     "procs": (_procs, None, "swapstress processes ('auto' = 16 x cpus)"),
     "size": (_wsize, "4x", "swapstress total size (Nx guest RAM or absolute)"),
     "loops": (_int_range(0, 100000), 2, "swapstress verifying passes"),
@@ -240,7 +242,7 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
         if not os.path.isfile(p):
             raise ScenarioError(f"{where}: test_script {sc['test_script']} does not exist")
     if sc["net"] != "tap":
-        for k, default in (("mtu", 1500), ("tap_rate", "")):
+        for k, default in (("mtu", 1500), ("tap_rate", ""), ("tap_queue_ms", 500)):
             if sc[k] != default:
                 raise ScenarioError(f"{where}: {k} needs net = tap")
     elif sc["host_lo_rate"]:

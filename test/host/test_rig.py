@@ -114,7 +114,7 @@ class ScenarioTest(unittest.TestCase):
             self.assertTrue(netns.inside(k))
             # a tap namespace must have its tap, and its tbf when a rate is set
             t = netns.key(scenario.parse_text("net = tap\nmtu = 9000\ntap_rate = 40mbit\n"))
-            self.assertEqual(t, "tap mtu=9000 rate=40mbit")
+            self.assertEqual(t, "tap mtu=9000 queue=500ms rate=40mbit")
             os.environ[netns.ENV] = t
             shown["v"] = ""
             with self.assertRaisesRegex(RigError, "no nstap0"):
@@ -122,6 +122,8 @@ class ScenarioTest(unittest.TestCase):
             shown["v"] = "qdisc fq_codel 0: root refcnt 2"
             with self.assertRaisesRegex(RigError, "shaped namespace expected"):
                 netns.inside(t)
+            shown["v"] = "qdisc tbf 8001: root refcnt 2 rate 40Mbit"   # both directions
+            self.assertTrue(netns.inside(t))
             t = netns.key(scenario.parse_text("net = tap\n"))
             os.environ[netns.ENV] = t
             self.assertTrue(netns.inside(t))
@@ -143,11 +145,16 @@ class ScenarioTest(unittest.TestCase):
                          ("net = slirp\n", "bad value")):
             with self.assertRaisesRegex(scenario.ScenarioError, msg):
                 scenario.parse_text(bad)
-        script = netns.setup_script("tap mtu=9000 rate=40mbit")
+        script = netns.setup_script("tap mtu=9000 queue=2000ms rate=40mbit")
         for part in ("ip tuntap add dev nstap0 mode tap", "mtu 9000", "10.0.2.2/24",
-                     "route_localnet", "nft -f -", "tc qdisc add dev nstap0 root tbf rate 40mbit"):
+                     "route_localnet", "nft -f -",
+                     "tc qdisc add dev nstap0 root tbf rate 40mbit burst 256k latency 2000ms",
+                     "redirect dev nsifb0",
+                     "tc qdisc add dev nsifb0 root tbf rate 40mbit burst 256k latency 2000ms"):
             self.assertIn(part, script)
-        self.assertNotIn("tbf", netns.setup_script("tap mtu=1500 rate=none"))
+        self.assertNotIn("tbf", netns.setup_script("tap mtu=1500 queue=500ms rate=none"))
+        self.assertEqual(netns.key(scenario.parse_text("net = tap\ntap_queue_ms = 2000\n")),
+                         "tap mtu=1500 queue=2000ms rate=none")
         self.assertIn("dnat to 127.0.0.1", netns.NFT_RULES)
 
     def test_duplicate_key(self):
@@ -229,6 +236,25 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(r["pswpout"], 243968)
         self.assertEqual(r["pgscan_direct_throttle"], 7)
         self.assertEqual(q.sysrqs, [])
+
+    def test_memory_extremes_from_the_ticks(self):
+        lines = []
+        for l in LOG.splitlines():
+            if "tag=tick t=7.3" in l:      # two samples: the extremes are in different ones
+                lines.append(l.replace("nr_free_pages=900 ", "nr_free_pages=900 nr_writeback=4100 "
+                                       "Sockstat.TCP.mem=20 "))
+                l = (l.replace("t=7.3", "t=8.3").replace("nr_free_pages=900 ", "nr_free_pages=2900 "
+                     "nr_writeback=100 Sockstat.TCP.mem=1170 "))
+            lines.append(l)
+        r = run.watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
+        self.assertEqual(r["vm_min_free_pages"], 900)
+        self.assertEqual(r["vm_max_writeback_pages"], 4100)
+        self.assertEqual(r["vm_max_tcp_mem_pages"], 1170)
+        self.assertIn({"t": "7.3", "nr_free_pages": "900", "pswpin": "10", "pswpout": "5000",
+                       "pgscan_direct_throttle": "3", "nr_writeback": "4100",
+                       "Sockstat.TCP.mem": "20"}, r["vm_ticks"])
+        r = run.watch(self.sc(), FakeQemu(LOG.splitlines() + [None]), "t", quiet=True)
+        self.assertIsNone(r["vm_max_tcp_mem_pages"])       # older vmwatch: not known, not 0
 
     def test_corrupt(self):
         lines = [l.replace("result=completed", "result=corrupt").replace("corrupt=0 killed", "corrupt=3 killed")

@@ -3,7 +3,8 @@
  * vmwatch - print selected VM and network counters as key=value lines.
  *
  * Sources: /proc/vmstat (any key), /proc/meminfo (keys as written there, in kB),
- * /proc/net/netstat and /proc/net/snmp (as Group.Key, e.g. TcpExt.PFMemallocDrop).
+ * /proc/net/netstat and /proc/net/snmp (as Group.Key, e.g. TcpExt.PFMemallocDrop),
+ * /proc/net/sockstat (as Sockstat.PROTO.key, e.g. Sockstat.TCP.mem, in pages).
  * It locks itself in memory so that it keeps reporting under memory pressure.
  */
 #define _GNU_SOURCE
@@ -21,7 +22,8 @@
 
 static const char *default_keys =
 	"nr_free_pages,pswpin,pswpout,pgscan_direct,pgscan_kswapd,pgscan_direct_throttle,"
-	"allocstall_normal,allocstall_dma32,oom_kill,SwapFree,TcpExt.PFMemallocDrop";
+	"allocstall_normal,allocstall_dma32,oom_kill,SwapFree,TcpExt.PFMemallocDrop,"
+	"nr_writeback,Sockstat.TCP.mem";
 
 static char *keys[MAX_KEYS];
 static long long vals[MAX_KEYS];
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 "  -n COUNT  stop after COUNT lines (with -i)\n"
 "  -t TAG    tag written on every line (default: snap)\n"
 "  -k KEYS   comma-separated keys: /proc/vmstat names, /proc/meminfo names\n"
-"            (kB), or Group.Key of /proc/net/netstat and /proc/net/snmp\n"
+"            (kB), Group.Key of /proc/net/netstat and /proc/net/snmp,\n"
+"            or Sockstat.PROTO.key of /proc/net/sockstat\n"
 "            default: %s\n"
 "A key that exists nowhere is printed as KEY=NA.\n"
 "Exit status: 0 ok, 2 usage error, 1 /proc unreadable.\n", default_keys);
@@ -108,6 +111,30 @@ static void read_net(const char *path)
 	fclose(f);
 }
 
+/* sockstat: "PROTO: k1 v1 k2 v2 ..." */
+static void read_sockstat(const char *path)
+{
+	static char line[LINE];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *ls, *proto, *k, *v;
+		char full[256];
+
+		proto = strtok_r(line, " \n", &ls);
+		if (!proto || !*proto)
+			continue;
+		proto[strlen(proto) - 1] = '\0'; /* drop ':' */
+		while ((k = strtok_r(NULL, " \n", &ls)) && (v = strtok_r(NULL, " \n", &ls))) {
+			snprintf(full, sizeof(full), "Sockstat.%s.%s", proto, k);
+			set(full, atoll(v));
+		}
+	}
+	fclose(f);
+}
+
 static double uptime(void)
 {
 	struct timespec ts;
@@ -127,6 +154,7 @@ static int snap(const char *tag)
 	read_kv("/proc/meminfo", 1);
 	read_net("/proc/net/netstat");
 	read_net("/proc/net/snmp");
+	read_sockstat("/proc/net/sockstat");
 	n = snprintf(out, sizeof(out), "vmwatch: tag=%s t=%.1f", tag, uptime());
 	for (i = 0; i < nkeys && n < (int)sizeof(out) - 64; i++) {
 		if (found[i])
