@@ -6,6 +6,7 @@
 # packets eth0 received. Afterwards the workload must recover and verify.
 HOLD=${NS_SQUEEZE_SECONDS:-20}
 PERMILLE=${NS_SQUEEZE_PERMILLE:-250}
+EXTRA=${NS_SQUEEZE_EXTRA:-16384}   # top-up budget in pages (the fixture's EXTRA)
 F=/sys/kernel/debug/netswap_squeeze
 grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
 [ -w "$F" ] || { echo "NETSWAP: error kernel has no netswap_squeeze fixture"; exit 20; }
@@ -24,8 +25,8 @@ while [ "$i" -lt 240 ]; do
 	[ "$out" -gt 20000 ] && break
 	sleep 1; i=$((i + 1))
 done
-echo "NETSWAP: squeeze begin permille=$PERMILLE seconds=$HOLD pswpout=$out"
-echo "hold $PERMILLE $HOLD" > "$F" || { echo "NETSWAP: error squeeze refused"; kill "$ss"; exit 21; }
+echo "NETSWAP: squeeze begin permille=$PERMILLE seconds=$HOLD extra=$EXTRA pswpout=$out"
+echo "hold $PERMILLE $HOLD $EXTRA" > "$F" || { echo "NETSWAP: error squeeze refused"; kill "$ss"; exit 21; }
 sleep "$HOLD"
 while grep -q state=holding "$F"; do sleep 1; done
 echo "NETSWAP: squeeze end $(head -1 "$F")"

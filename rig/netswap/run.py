@@ -120,7 +120,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "started_at": datetime.datetime.now().isoformat(timespec="seconds"),
         "rundir": os.path.relpath(rundir, ROOT) if rundir.startswith(ROOT) else rundir,
         "nbd_timeout": sc.nbd_timeout, "host_lo_rate": sc.host_lo_rate,
-        "sysctl": " ".join(sc.sysctl),
+        "sysctl": " ".join(sc.sysctl), "kernel_args": sc.kernel_args, "env": " ".join(sc.env),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
         "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate, "tap_queue_ms": sc.tap_queue_ms,
         "tap": (netns.describe(netns.TAP) + "\n" + netns.describe(netns.IFB)).strip()
