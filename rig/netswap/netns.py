@@ -17,7 +17,8 @@ process; the host's own interfaces are never touched:
   the tap itself, guest to host on an ifb device that the tap's ingress is
   redirected to (a classic-BPF "accept all" filter, since this host has no
   cls_u32 or cls_matchall). `tap_queue_ms` is tbf's latency, i.e. how much
-  the link may queue before it drops.
+  the link may queue before it drops. `tap_loss` drops that many packets per
+  thousand at random in each direction (nf_tables numgen; no sch_netem here).
 """
 
 import os
@@ -36,13 +37,29 @@ GUEST_ADDR = "10.0.2.15"
 # load; with an Ethernet MTU and a 256 KiB bucket they never were.
 BURST = "256k"
 LATENCY = "500ms"
-NFT_RULES = f"""table ip netswap {{
+
+
+def nft_rules(loss=0):
+    """The namespace's nf_tables ruleset: the guest's 10.0.2.2 goes to
+    127.0.0.1; with `loss` (per mille) packets are dropped at random in each
+    direction of the tap (this host has no sch_netem)."""
+    rules = f"""table ip netswap {{
   chain prerouting {{
     type nat hook prerouting priority dstnat; policy accept;
     iifname "{TAP}" ip daddr {HOST_ADDR} dnat to 127.0.0.1
   }}
-}}
 """
+    if loss:
+        rules += f"""  chain lossy_in {{
+    type filter hook prerouting priority raw; policy accept;
+    iifname "{TAP}" numgen random mod 1000 < {loss} drop
+  }}
+  chain lossy_out {{
+    type filter hook postrouting priority filter; policy accept;
+    oifname "{TAP}" numgen random mod 1000 < {loss} drop
+  }}
+"""
+    return rules + "}\n"
 
 
 def qdisc_args(rate, latency=LATENCY):
@@ -52,7 +69,8 @@ def qdisc_args(rate, latency=LATENCY):
 def key(sc):
     """The namespace a scenario needs, as a string ('' = none)."""
     if sc.net == "tap":
-        return f"tap mtu={sc.mtu} queue={sc.tap_queue_ms}ms rate={sc.tap_rate or 'none'}"
+        return (f"tap mtu={sc.mtu} loss={sc.tap_loss} queue={sc.tap_queue_ms}ms "
+                f"rate={sc.tap_rate or 'none'}")
     if sc.host_lo_rate:
         return f"lo rate={sc.host_lo_rate}"
     return ""
@@ -119,7 +137,8 @@ def reexec(k, args):
               '{ echo "netswap: error: cannot set up the network namespace" >&2; exit 3; }; '
               'exec "$@"')
     os.environ[ENV] = k
-    os.environ["NETSWAP_NFT"] = NFT_RULES
+    fields = dict(f.split("=", 1) for f in k.split()[1:])
+    os.environ["NETSWAP_NFT"] = nft_rules(int(fields.get("loss", 0)))
     cmd = ["unshare", "--net", "sh", "-c", script, "sh", sys.executable, "-m", "netswap"] + args
     print(f"[netswap] host link: private network namespace ({k})", flush=True)
     # exec, not a child: signals (make's, the CI's) reach the runner directly

@@ -123,6 +123,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "sysctl": " ".join(sc.sysctl), "kernel_args": sc.kernel_args, "env": " ".join(sc.env),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
         "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate, "tap_queue_ms": sc.tap_queue_ms,
+        "tap_loss": sc.tap_loss,
         "tap": (netns.describe(netns.TAP) + "\n" + netns.describe(netns.IFB)).strip()
         if sc.net == "tap" else "",
     }
@@ -356,7 +357,8 @@ def summarize(st, verdict, t0, stalls, dump_at):
                       ("allocstall_normal", "allocstall_normal"),
                       ("allocstall_dma32", "allocstall_dma32"),
                       ("oom_kill", "oom_kill"),
-                      ("TcpExt.PFMemallocDrop", "pfmemalloc_drop")):
+                      ("TcpExt.PFMemallocDrop", "pfmemalloc_drop"),
+                      ("Tcp.RetransSegs", "tcp_retrans_segs")):
         out[name] = st.vm_delta(key)
     out["udp_received"] = st.udp_received
     sq = console.squeeze_summary(st.squeeze)

@@ -155,6 +155,7 @@ KEYS = {
     "mtu": (_int_range(576, 9000), 1500, "guest and tap MTU (other than 1500 needs net = tap)"),
     "tap_rate": (_rate, "", "'none', or a tc tbf rate for both directions of the tap (needs net = tap)"),
     "tap_queue_ms": (_int_range(1, 10000), 500, "tbf latency of tap_rate: how long the link may queue"),
+    "tap_loss": (_int_range(0, 500), 0, "packets per thousand dropped at random, each direction of the tap"),
     "host_lo_rate": (_rate, "", "'none', or run nbd-server and QEMU in a private network namespace "
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
     "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
@@ -242,7 +243,7 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
         if not os.path.isfile(p):
             raise ScenarioError(f"{where}: test_script {sc['test_script']} does not exist")
     if sc["net"] != "tap":
-        for k, default in (("mtu", 1500), ("tap_rate", ""), ("tap_queue_ms", 500)):
+        for k, default in (("mtu", 1500), ("tap_rate", ""), ("tap_queue_ms", 500), ("tap_loss", 0)):
             if sc[k] != default:
                 raise ScenarioError(f"{where}: {k} needs net = tap")
     elif sc["host_lo_rate"]:

@@ -114,7 +114,7 @@ class ScenarioTest(unittest.TestCase):
             self.assertTrue(netns.inside(k))
             # a tap namespace must have its tap, and its tbf when a rate is set
             t = netns.key(scenario.parse_text("net = tap\nmtu = 9000\ntap_rate = 40mbit\n"))
-            self.assertEqual(t, "tap mtu=9000 queue=500ms rate=40mbit")
+            self.assertEqual(t, "tap mtu=9000 loss=0 queue=500ms rate=40mbit")
             os.environ[netns.ENV] = t
             shown["v"] = ""
             with self.assertRaisesRegex(RigError, "no nstap0"):
@@ -145,17 +145,21 @@ class ScenarioTest(unittest.TestCase):
                          ("net = slirp\n", "bad value")):
             with self.assertRaisesRegex(scenario.ScenarioError, msg):
                 scenario.parse_text(bad)
-        script = netns.setup_script("tap mtu=9000 queue=2000ms rate=40mbit")
+        script = netns.setup_script("tap mtu=9000 loss=0 queue=2000ms rate=40mbit")
         for part in ("ip tuntap add dev nstap0 mode tap", "mtu 9000", "10.0.2.2/24",
                      "route_localnet", "nft -f -",
                      "tc qdisc add dev nstap0 root tbf rate 40mbit burst 256k latency 2000ms",
                      "redirect dev nsifb0",
                      "tc qdisc add dev nsifb0 root tbf rate 40mbit burst 256k latency 2000ms"):
             self.assertIn(part, script)
-        self.assertNotIn("tbf", netns.setup_script("tap mtu=1500 queue=500ms rate=none"))
+        self.assertNotIn("tbf", netns.setup_script("tap mtu=1500 loss=0 queue=500ms rate=none"))
         self.assertEqual(netns.key(scenario.parse_text("net = tap\ntap_queue_ms = 2000\n")),
-                         "tap mtu=1500 queue=2000ms rate=none")
-        self.assertIn("dnat to 127.0.0.1", netns.NFT_RULES)
+                         "tap mtu=1500 loss=0 queue=2000ms rate=none")
+        self.assertIn("dnat to 127.0.0.1", netns.nft_rules())
+        self.assertNotIn("numgen", netns.nft_rules())
+        self.assertEqual(netns.nft_rules(20).count("numgen random mod 1000 < 20 drop"), 2)
+        with self.assertRaisesRegex(scenario.ScenarioError, "tap_loss needs net = tap"):
+            scenario.parse_text("tap_loss = 20\n")
 
     def test_duplicate_key(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):

@@ -23,7 +23,7 @@
 static const char *default_keys =
 	"nr_free_pages,pswpin,pswpout,pgscan_direct,pgscan_kswapd,pgscan_direct_throttle,"
 	"allocstall_normal,allocstall_dma32,oom_kill,SwapFree,TcpExt.PFMemallocDrop,"
-	"nr_writeback,Sockstat.TCP.mem";
+	"nr_writeback,Sockstat.TCP.mem,Tcp.RetransSegs";
 
 static char *keys[MAX_KEYS];
 static long long vals[MAX_KEYS];
