@@ -5,16 +5,16 @@
 # (e1000_alloc_rx_buffers_ps: PAGE_USE_COUNT(9000) = 3), which stock 6.1
 # allocates with plain GFP_ATOMIC: below the floor they cannot be refilled and
 # receive stops for the rest of the hold. e1000e.copybreak=0 makes every packet
-# with data consume its page (with copybreak, small replies are copied into the
-# header buffer and the page is reused: one stock run without it never needed a
-# refill and the fixture could not even hold the floor). The ring starts with
-# 256 descriptors of three pages each, so stock keeps receiving for seconds
-# after the squeeze begins; a top-up budget of 40000 pages (the fixture's
-# default is 16384, which stock's fast early writeback used up in two of four
-# runs before the ring ran dry) keeps the floor held until it does. With the series (patch "e1000e: let
-# receive buffers use the pfmemalloc reserves") they come from the reserves:
-# writeback keeps completing below the floor, the flood to an ordinary socket
-# is dropped, and the workload completes with no page lost.
+# with data take its page (with copybreak, a small packet's data is copied and
+# its page stays in the ring, so fewer refills are needed). The ring starts
+# with 256 descriptors of up to three pages each, so stock keeps receiving for
+# seconds after the squeeze begins; a top-up budget of 40000 pages (the
+# fixture's default is 16384, which stock's fast early writeback used up in two
+# of four runs before the ring ran dry) keeps the floor held until it does.
+# With the series (patch "e1000e: let receive buffers use the pfmemalloc
+# reserves") the pages come from the reserves: writeback keeps completing below
+# the floor, the flood to an ordinary socket is dropped, and the workload
+# completes with no page lost.
 . "$(dirname "$0")/../lib.sh"
 run_scenario rx-squeeze --set net=tap --set mtu=9000 --set nic=e1000e \
 	--set kernel_args=e1000e.copybreak=0 --set env=NS_SQUEEZE_EXTRA=40000 \
