@@ -88,7 +88,7 @@ def main(argv=None):
         keys = {netns.key(sc) for sc in scs}
         if len(keys) > 1:
             raise scenario.ScenarioError("one invocation runs in one host link setting "
-                                         "(net, mtu, tap_rate, host_lo_rate); got "
+                                         "(net, mtu, tap_rate, tap_queue_ms, tap_loss, host_lo_rate); got "
                                          + "; ".join(sorted(k or "default" for k in keys)))
         k = keys.pop()
         if k and not netns.inside(k):

@@ -80,6 +80,11 @@ def _dev(k):
     return TAP if k.startswith("tap") else "lo"
 
 
+def _fields(k):
+    """'tap mtu=9000 loss=0 ...' -> {'mtu': '9000', 'loss': '0', ...}"""
+    return dict(f.split("=", 1) for f in k.split()[1:])
+
+
 def inside(k):
     """Is this process already in the namespace `k`? Raises RigError if it was
     started as such but the namespace is not what it should be (never re-exec
@@ -87,7 +92,7 @@ def inside(k):
     if os.environ.get(ENV) != k:
         return False
     shown = describe(_dev(k))
-    rate = k.rsplit("rate=", 1)[1]
+    rate = _fields(k)["rate"]
     if _dev(k) == TAP and not shown:
         raise RigError(f"tap namespace expected, but there is no {TAP}")
     if rate != "none" and _dev(k) == TAP:
@@ -108,7 +113,7 @@ def describe(dev="lo"):
 
 def setup_script(k):
     """The shell commands that build namespace `k` (run inside it)."""
-    fields = dict(f.split("=", 1) for f in k.split()[1:])
+    fields = _fields(k)
     rate = fields["rate"]
     if _dev(k) == "lo":
         return ("ip link set lo mtu 1500 up && tc qdisc add dev lo root "
@@ -137,8 +142,7 @@ def reexec(k, args):
               '{ echo "netswap: error: cannot set up the network namespace" >&2; exit 3; }; '
               'exec "$@"')
     os.environ[ENV] = k
-    fields = dict(f.split("=", 1) for f in k.split()[1:])
-    os.environ["NETSWAP_NFT"] = nft_rules(int(fields.get("loss", 0)))
+    os.environ["NETSWAP_NFT"] = nft_rules(int(_fields(k).get("loss", 0)))
     cmd = ["unshare", "--net", "sh", "-c", script, "sh", sys.executable, "-m", "netswap"] + args
     print(f"[netswap] host link: private network namespace ({k})", flush=True)
     # exec, not a child: signals (make's, the CI's) reach the runner directly

@@ -124,6 +124,12 @@ class ScenarioTest(unittest.TestCase):
                 netns.inside(t)
             shown["v"] = "qdisc tbf 8001: root refcnt 2 rate 40Mbit"   # both directions
             self.assertTrue(netns.inside(t))
+            # only the tap's own direction shaped: the ifb lost its tbf
+            netns.describe = lambda dev="lo": ("qdisc tbf 8001: root rate 40Mbit"
+                                               if dev == netns.TAP else "qdisc noqueue 0: root")
+            with self.assertRaisesRegex(RigError, "shaped namespace expected"):
+                netns.inside(t)
+            netns.describe = lambda dev="lo": shown["v"]
             t = netns.key(scenario.parse_text("net = tap\n"))
             os.environ[netns.ENV] = t
             self.assertTrue(netns.inside(t))
