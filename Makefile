@@ -3,8 +3,8 @@
 #   make demo     install what is missing, build, boot, swap over NBD, summarise
 #   make test     the test suite (what CI runs); ends with "N passed, N failed"
 #
-# Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels,
-# experiment, check-patches, clean, distclean, help.
+# Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, lint,
+# experiment, mutate, bench, check-patches, clean, distclean, help.
 # Settings (environment or make VAR=...):
 #   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
 #   VARIANT        kernel variant for demo/kernel (series; see rig/variants/)
@@ -17,7 +17,7 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test experiment mutate bench check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test lint experiment mutate bench check-patches clean distclean
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -43,6 +43,10 @@ demo: deps
 test: deps
 	@test/run.sh
 
+# shellcheck on every shell file, flake8 on the rig (test/cases/00-lint.sh runs it first in make test)
+lint: deps
+	@scripts/lint.sh
+
 # The seed experiment A/B: baseline, stock and series on virtio-net and e1000.
 # A fresh seed-ab.jsonl each time (the previous one is kept under out/); the
 # tables go to seed-ab-tables.md, the prose of seed-ab.md is written by hand.
@@ -54,11 +58,11 @@ experiment: deps
 	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab-tables.md
 	@echo "tables: docs/results/seed-ab-tables.md (update the prose in docs/results/seed-ab.md)"
 
-# Issue 6: network overhead, swap cost, scaling (~1 h; BENCH_QUICK=1: minutes)
+# Network overhead, swap cost, scaling (~1 h; BENCH_QUICK=1: minutes)
 bench: deps
 	@$(RUN) bench $(if $(filter 1,$(BENCH_QUICK)),--quick,)
 
-# Issue 5: remove each mechanism in turn, show that its test fails (~40 min).
+# Remove each mechanism in turn, show that its test fails (~40 min).
 mutate: deps
 	@test/mutations/run.sh
 

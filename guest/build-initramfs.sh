@@ -11,7 +11,7 @@ make -s -C "$NETSWAP_ROOT/tools" >&2
 
 # dynamically linked Debian programs the guest runs, copied with the libraries ldd lists
 DYN_BINS="$(command -v nbd-client || echo /sbin/nbd-client) $(command -v iperf3 || echo /usr/bin/iperf3)"
-inputs="$NETSWAP_ROOT/guest/init $(command -v busybox) $DYN_BINS $(ls "$tools"/*)"
+inputs="$NETSWAP_ROOT/guest/init $NETSWAP_ROOT/guest/lib.sh $(command -v busybox) $DYN_BINS $(ls "$tools"/*)"
 for f in $inputs; do [ -e "$f" ] || die "initramfs input missing: $f (run: make deps)"; done
 sum=$( { cat "$0"; for f in $inputs; do echo "$f"; sha256sum < "$f"; done; } | sha256sum | cut -d' ' -f1)
 if [ -f "$img" ] && [ "$(cat "$out/.sum" 2>/dev/null)" = "$sum" ]; then
@@ -35,6 +35,7 @@ for bin in $DYN_BINS; do
 done
 cp "$tools"/* "$root/bin/"
 cp "$NETSWAP_ROOT/guest/init" "$root/init"
+cp "$NETSWAP_ROOT/guest/lib.sh" "$root/lib/netswap.sh"
 mknod "$root/dev/console" c 5 1 2>/dev/null || true
 mkdir -p "$out"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -9 > "$img.tmp"

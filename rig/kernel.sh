@@ -21,7 +21,7 @@ if ! flock -n 9; then
 	flock 9
 fi
 tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
-out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/$v}"
+out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/$(basename "$v")}"
 mkdir -p "$out"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"

@@ -17,7 +17,9 @@
 #   patch FILE       one patch
 #   config FILE      an extra kconfig fragment (used by rig/kernel.sh)
 #   include VARIANT  everything of another variant
-# Paths are relative to the repo root.
+# Paths are relative to the repo root. A generated variant (mutations, per-patch
+# checks) is a file under the output folder, named by its absolute path; its
+# branch and build folder take the file's name.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,7 +28,8 @@ G() { git -C "$TREE" -c user.name=netswap -c user.email=netswap@localhost -c adv
 
 variant_lines() { # VARIANT KIND -> paths of that kind, includes resolved
 	local v=$1 kind=$2 f="$NETSWAP_ROOT/rig/variants/$1"
-	[ -f "$f" ] || die "unknown kernel variant '$v' (no rig/variants/$v); known: $(ls "$NETSWAP_ROOT/rig/variants" | tr '\n' ' ')"
+	case "$v" in /*) f=$v ;; esac
+	[ -f "$f" ] || die "unknown kernel variant '$v' (no rig/variants/$v); known: $(cd "$NETSWAP_ROOT/rig/variants" && printf '%s ' *)"
 	local k a
 	while read -r k a; do
 		case "$k" in
@@ -75,13 +78,15 @@ patch_stamp() { # patches... -> hash of their names and contents
 }
 
 checkout_variant() {
-	local v=$1 p
+	local v=$1 p name
+	name=$(basename "$v")
 	local patches; patches=$(variant_lines "$v" patch)
 	ensure_repo
-	# shellcheck disable=SC2086
-	local stamp; stamp=$(patch_stamp $patches)
-	local br="v/$v"
-	if [ "$(G config --get "netswap.stamp.$v" || true)" = "$stamp" ] && G rev-parse -q --verify "$br" >/dev/null; then
+	local stamp
+	# shellcheck disable=SC2086  # one patch per word
+	stamp=$(patch_stamp $patches)
+	local br="v/$name"
+	if [ "$(G config --get "netswap.stamp.$name" || true)" = "$stamp" ] && G rev-parse -q --verify "$br" >/dev/null; then
 		G checkout -q -f "$br"
 	else
 		log "preparing branch $br ($(echo "$patches" | grep -c . || true) patches)"
@@ -94,7 +99,7 @@ checkout_variant() {
 			if ! GIT_INDEX_FILE="$idx" G read-tree "$parent" ||
 			   ! GIT_INDEX_FILE="$idx" G apply --cached -p1 "$NETSWAP_ROOT/$p"; then
 				rm -f "$idx"
-				G config --unset "netswap.stamp.$v" || true
+				G config --unset "netswap.stamp.$name" || true
 				die "variant $v: patch $p does not apply"
 			fi
 			parent=$(G commit-tree "$(GIT_INDEX_FILE="$idx" G write-tree)" -p "$parent" -m "$(basename "$p")")
@@ -102,7 +107,7 @@ checkout_variant() {
 		rm -f "$idx"
 		G update-ref "refs/heads/$br" "$parent"
 		G checkout -q -f "$br"
-		G config "netswap.stamp.$v" "$stamp"
+		G config "netswap.stamp.$name" "$stamp"
 	fi
 	[ -z "$(G status --porcelain --untracked-files=no)" ] || die "$TREE has local changes; refusing to build"
 	echo "$TREE"

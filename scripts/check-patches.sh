@@ -19,7 +19,7 @@ for p in "${patches[@]}"; do
 		perl scripts/checkpatch.pl --strict -q "$PWD_REPO/$p" 2>&1); then
 		echo "checkpatch ok: $p"
 	else
-		echo "checkpatch FAILED: $p"; echo "$out" | sed 's/^/    /'; bad=1
+		echo "checkpatch FAILED: $p"; printf '%s\n' "$out" | while IFS= read -r l; do echo "    $l"; done; bad=1
 	fi
 done
 [ "${1:-}" = --no-build ] && exit $bad

@@ -12,5 +12,5 @@ git -C "$1" format-patch -q --no-signature -o "$PWD/patches" "$2..$3"
 # the same (the tree after the series is identical), and checkpatch run on the
 # patch file from outside a kernel tree then sees no trailing whitespace.
 sed -i 's/^ $//' patches/[0-9][0-9][0-9][0-9]-*.patch
-(cd patches && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-' > series)
+(cd patches && for p in [0-9][0-9][0-9][0-9]-*.patch; do [ "$p" = "${p#0000-}" ] && echo "$p"; done > series)
 cat patches/series

@@ -5,10 +5,24 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 export NETSWAP_OUT=${NETSWAP_OUT:-$NETSWAP_ROOT/out}
 RUN=rig/netswap-run
 
-fail() { echo "FAIL: $*"; exit 1; }
-pass() { echo "PASS: $*"; exit 0; }
+# Results: lines "ok N name" / "not ok N name # detail" (test/run.sh nests
+# and numbers them); "# " lines are progress.
+fail() { echo "not ok 0 $*"; exit 1; }
+pass() { echo "ok 0 $*"; exit 0; }
 skip() { echo "SKIP: $*"; exit 4; }
 note() { echo "# $*"; }
+ok() { echo "ok 0 $*"; }
+notok() { echo "not ok 0 $*"; }
+
+# Judge result records with named checks (rig/netswap/checks.py); their KTAP
+# results become this case's. Returns verify's status: 0 passed, 1 failed,
+# 3 could not be judged.
+verify() { # SPEC [RESULTS-FILE] [verify options]
+	local spec=$1 file=${2:-$RESULTS}
+	shift; [ $# -gt 0 ] && shift
+	"$RUN" verify "$spec" "$file" "$@" | grep -E '^(not )?ok [0-9]+ '
+	return "${PIPESTATUS[0]}"
+}
 
 # A scratch output folder of this case; the runner writes its runs there.
 case_out() {

@@ -4,11 +4,13 @@
 # an nbd device is attached first (its sockets are memalloc sockets), without
 # swap on it: the series changes behaviour only while such sockets exist.
 # Prints "NETSWAP: bench proto=P size=N bits_per_second=X" lines.
+# shellcheck source=guest/lib.sh
+. /lib/netswap.sh
 SIZES=$(echo "${NS_BENCH_SIZES:-64 128 256 1024 2048 3312 4096 8192 16384}" | tr , " ")
 SECS=${NS_BENCH_SECONDS:-3}
 n=0
 if [ "${NS_BENCH_NBD:-0}" = 1 ]; then
-	nbd-client -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" /dev/nbd0 -b 4096 >/dev/null 2>&1 ||
+	ns_nbd_attach /dev/nbd0 1 >/dev/null 2>&1 ||
 		{ echo "NETSWAP: error nbd-client failed"; exit 1; }
 fi
 echo "NETSWAP: info bench memalloc_sockets=$(cat /proc/sys/vm/memalloc_reserve_sockets 2>/dev/null || echo NA) nbd=${NS_BENCH_NBD:-0}"
@@ -30,5 +32,5 @@ for proto in tcp udp; do
 	done
 done
 killall iperf3 2>/dev/null
-[ "${NS_BENCH_NBD:-0}" = 1 ] && nbd-client -d /dev/nbd0 >/dev/null 2>&1
+[ "${NS_BENCH_NBD:-0}" = 1 ] && ns_nbd_detach /dev/nbd0 >/dev/null 2>&1
 exit 0

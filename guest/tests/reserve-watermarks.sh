@@ -1,25 +1,29 @@
 #!/bin/sh
-# Issue 4 in the guest: the reserve grows by the memalloc sockets' shares when
-# nbd connects (-C N), the admin sysctls behave, and after disconnect every
-# zone's watermarks are back to their exact prior values.
-# Prints "NETSWAP: check NAME ok|FAIL ..." lines; exits 1 if any check failed.
-CONNS=${NS_NBD_CONNS:-4}
+# The reserve follows the memalloc sockets, in the guest: it grows by the
+# sockets' shares when nbd connects (-C N), the admin sysctls behave, and after
+# disconnect every zone's watermarks are back to their exact prior values.
+# Prints KTAP (guest/lib.sh); exits 1 if any result failed.
+# shellcheck source=guest/lib.sh
+. /lib/netswap.sh
+CONNS=$NS_NBD_CONNS
 V=/proc/sys/vm
-fails=0
 check() { # NAME CONDITION-RESULT DETAIL
-	if [ "$2" = 0 ]; then echo "NETSWAP: check $1 ok $3"; else echo "NETSWAP: check $1 FAIL $3"; fails=$((fails + 1)); fi
+	ktap_result "$2" "$1" "$3"
 }
 wmarks() { awk '/^Node/{z=$4} $1=="min"||$1=="low"||$1=="high"{printf "%s.%s=%s ", z, $1, $2}' /proc/zoneinfo; }
-connect() { nbd-client -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" /dev/nbd0 -b 4096 -C "$1" >/dev/null 2>&1; }
+connect() { ns_nbd_attach /dev/nbd0 "$1" >/dev/null 2>&1; }
 disconnect() {
-	nbd-client -d /dev/nbd0 >/dev/null 2>&1
+	ns_nbd_detach /dev/nbd0 >/dev/null 2>&1
 	i=0  # sockets are destroyed asynchronously (TCP close, then a work item)
 	while [ "$(cat $V/memalloc_reserve_sockets)" != 0 ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
 	sleep 0.5
 }
-progress() { echo "NETSWAP: progress n=$1"; }
+progress() { ns_progress "$1"; }
 
-[ -r $V/memalloc_reserve_kbytes ] || { echo "NETSWAP: check sysctls FAIL no $V/memalloc_reserve_kbytes"; exit 1; }
+# 1 before connecting, 3 connected, 1 workload, 4 x 2 bad values, 1 read-only,
+# 2 after disconnect, 5 override and cap
+ktap_plan 21
+[ -r $V/memalloc_reserve_kbytes ] || { ktap_result 1 sysctls "no $V/memalloc_reserve_kbytes"; ktap_done; exit 1; }
 before=$(wmarks)
 echo "NETSWAP: info wmarks_before $before"
 check no-reserve-without-sockets "$([ "$(cat $V/memalloc_reserve_kbytes)" = 0 ]; echo $?)" "reserve=$(cat $V/memalloc_reserve_kbytes)"
@@ -75,5 +79,4 @@ disconnect
 echo 0 > $V/memalloc_reserve_socket_kbytes
 check restored-after-override "$([ "$(wmarks)" = "$before" ]; echo $?)" ""
 progress 5
-echo "NETSWAP: checks failed=$fails"
-[ "$fails" = 0 ]
+ktap_done

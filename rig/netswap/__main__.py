@@ -2,20 +2,24 @@
 
   python3 -m netswap run SCENARIO... [--runs N] [--set KEY=VALUE]... [--out DIR]
   python3 -m netswap report RESULTS.jsonl... [--runs]
+  python3 -m netswap verify CHECK RESULTS.jsonl  (named checks, KTAP out)
   python3 -m netswap check SCENARIO...       (parse only)
-  python3 -m netswap keys                    (scenario keys and defaults)
+  python3 -m netswap keys                    (scenario keys, guest settings)
 
-Exit status of `run`: 0 every run met its scenario's `expect`; 1 some run did
-not; 2 bad command line or scenario; 3 host-side failure (build, nbd-server,
-QEMU) - nothing is left running in any case.
+Exit status of `run`: 0 every run met its scenario's `expect` (the verdict,
+and a kernel with no fatal report the scenario does not allow); 1 some run
+did not; 2 bad command line or scenario; 3 host-side failure (build,
+nbd-server, QEMU) - nothing is left running in any case.
+Exit status of `verify`: 0 every check passed; 1 one failed; 2 bad command
+line; 3 none failed but one could not be judged (no record, no KTAP).
 """
 
 import argparse
 import signal
 import sys
 
-from . import netns, report, run, scenario
-from .procs import RigError
+from . import checks, guestenv, netns, report, run, scenario
+from .errors import RigError
 
 
 def _sigterm(signum, frame):
@@ -43,7 +47,15 @@ def main(argv=None):
     p.add_argument("--runs", action="store_true", help="also list every run")
     c = sub.add_parser("check", help="parse scenarios only")
     c.add_argument("scenarios", nargs="+")
-    sub.add_parser("keys", help="list scenario keys")
+    sub.add_parser("keys", help="list scenario keys and the guest settings they feed")
+    v = sub.add_parser("verify", help="judge result records with named checks (KTAP out)")
+    v.add_argument("check", help="NAME[,NAME...] | kunit:SUITE.CASE | verdict:VERDICT; "
+                   "names: " + ", ".join(sorted(checks.CHECKS)))
+    v.add_argument("results", nargs="+", help="JSON-lines results files")
+    v.add_argument("--title", help="a comment line after the KTAP header")
+    v.add_argument("--only", action="append", default=[], metavar="KEY=VALUE",
+                   help="judge only records whose KEY is VALUE (JSON spelling: "
+                   "series=true, nic=e1000); repeatable")
     b = sub.add_parser("bench", help="benchmarks (make bench; BENCH_QUICK=1 for a few minutes)")
     b.add_argument("--quick", action="store_true")
     b.add_argument("--report", metavar="FILE",
@@ -59,7 +71,18 @@ def main(argv=None):
             return bench.main(["--quick"] if a.quick else [])
         if a.cmd == "keys":
             print(scenario.describe_keys())
+            print("\nguest settings (run.conf), from guestenv.TABLE:")
+            print(guestenv.describe())
             return 0
+        if a.cmd == "verify":
+            try:
+                recs = checks.select(report.load(a.results), a.only)
+                results = checks.run(a.check, recs, scenario.ROOT)
+            except checks.SpecError as e:
+                print(f"netswap: error: {e}", file=sys.stderr)
+                return 2
+            print("\n".join(checks.ktap(results, a.title)))
+            return checks.exit_status(results)
         if a.cmd == "report":
             recs = report.load(a.files)
             print(report.ab_table(recs))
@@ -100,9 +123,12 @@ def main(argv=None):
                 print()
         print(report.ab_table(recs))
         print(f"results: {path}")
-        bad = [r for r in recs if r["expect"] != "any" and r["verdict"] != r["expect"]]
+        bad = [r for r in recs if not r["met_expectation"]]
         for r in bad:
-            print(f"netswap: run {r['run_id']}: expected {r['expect']}, got {r['verdict']}",
+            why = f"got {r['verdict']}"
+            if not r["kernel_clean"]:
+                why += ", kernel reports " + ", ".join(r["kernel_fatal"])
+            print(f"netswap: run {r['run_id']}: expected {r['expect']}, {why}",
                   file=sys.stderr)
         return 1 if bad else 0
     except scenario.ScenarioError as e:

@@ -80,7 +80,8 @@ def net_table(rows):
     out = []
     for nbd in (0, 1):
         for proto in ("udp", "tcp"):
-            out.append(f"\n**{proto.upper()}, {'nbd attached (memalloc sockets exist)' if nbd else 'no memalloc socket'}** "
+            what = "nbd attached (memalloc sockets exist)" if nbd else "no memalloc socket"
+            out.append(f"\n**{proto.upper()}, {what}** "
                        "— Mbit/s, median of the repetitions (spread = (max-min)/median)\n")
             out.append("| size | stock | spread | series | spread | series/stock |")
             out.append("|---:|---:|---:|---:|---:|---:|")
@@ -121,8 +122,9 @@ def swap_phase(quick, reps, outdir, kernels, base, jl):
 
 
 def swap_table(rows):
-    out = ["| size | series over NBD (s) | stock over NBD (s) | series, local virtio-blk (s) | NBD / local | series / stock | swap pages/s NBD (series) | local |",
-           "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    cols = ["size", "series over NBD (s)", "stock over NBD (s)", "series, local virtio-blk (s)",
+            "NBD / local", "series / stock", "swap pages/s NBD (series)", "local"]
+    out = ["| " + " | ".join(cols) + " |", "|---|" + "---:|" * (len(cols) - 1)]
     for size in sorted({r["size"] for r in rows}, key=lambda s: float(s[:-1])):
         def m(v, sw, key="wall_s"):
             return med([r[key] for r in rows if r["size"] == size and r["variant"] == v
@@ -200,7 +202,8 @@ def plots(net, swap, scaling, outdir, tag):
 set output '{png}'
 set title '{proto.upper()} on guest loopback (iperf3), TCG: compare ratios only'
 set xlabel 'message size (bytes)'; set ylabel 'Mbit/s'; set logscale x 2; set key left top
-plot '{fn}' u 1:2 w lp t 'stock', '' u 1:3 w lp t 'series', '' u 1:4 w lp t 'stock + nbd', '' u 1:5 w lp t 'series + nbd'
+plot '{fn}' u 1:2 w lp t 'stock', '' u 1:3 w lp t 'series', \\
+     '' u 1:4 w lp t 'stock + nbd', '' u 1:5 w lp t 'series + nbd'
 """
         subprocess.run(["gnuplot"], input=script, text=True, check=False)
         made.append(png)

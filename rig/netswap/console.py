@@ -4,22 +4,11 @@ on a saved log."""
 
 import re
 
+from . import kmsg
+
 MARK = re.compile(r"(NETSWAP|swapstress|vmwatch|udpsink): (\S+)(.*)$")
 SQUEEZE = re.compile(r"netswap_squeeze: (hold|done) (.*)$")
 KV = re.compile(r"([A-Za-z_][\w.]*)=(\S*)")
-
-KERNEL_PATTERNS = {
-    "panic": re.compile(r"Kernel panic"),
-    "oops": re.compile(r"(BUG:|Oops:|general protection fault)"),
-    "hung_task": re.compile(r"INFO: task \S+ blocked for more than"),
-    "oom_kill": re.compile(r"Out of memory: Killed process|oom-kill:"),
-    "nbd_stuck": re.compile(r"Possible stuck request"),
-    "swap_io_error": re.compile(r"(Read|Write)-error on swap-device"),
-    "alloc_failure": re.compile(r"page allocation failure"),
-    "throttle_msg": re.compile(r"[Tt]hrottling .* reclaim"),
-    "sysrq": re.compile(r"sysrq: "),
-    "kunit_fail": re.compile(r"^\s*not ok \d+ "),
-}
 
 
 def kv(text):
@@ -44,6 +33,7 @@ class ConsoleState:
         self.phases = {}          # phase -> host time first seen
         self.info = {}
         self.errors = []
+        self.ktap = []            # KTAP lines of a guest test script (guest/lib.sh)
         self.exit_rc = None
         self.done_rc = None
         self.start = None         # swapstress start fields
@@ -58,7 +48,7 @@ class ConsoleState:
         self.vm_end = None
         self.vm_last = None
         self.vm_ticks = []
-        self.kernel = {k: 0 for k in KERNEL_PATTERNS}
+        self.klog = kmsg.KernelLog()
         self.udp_received = None
         self.squeeze = []         # netswap_squeeze fixture reports (kernel lines)
         self.lines = 0
@@ -69,9 +59,7 @@ class ConsoleState:
         self.lines += 1
         if not self.kernel_seen and ("Linux version" in line or line.startswith("[    ")):
             self.kernel_seen = True
-        for k, pat in KERNEL_PATTERNS.items():
-            if pat.search(line):
-                self.kernel[k] += 1
+        self.klog.feed(line)
         q = SQUEEZE.search(line)
         if q:
             f = {k: num(v) for k, v in kv(q.group(2)).items()}
@@ -93,6 +81,8 @@ class ConsoleState:
                     self.done_rc = num(fields.get("rc"))
             elif what == "info":
                 self.info.update(fields)
+            elif what == "ktap":
+                self.ktap.append(rest.strip())
             elif what == "error":
                 self.errors.append(rest.strip())
             elif what.startswith("exit"):
@@ -126,6 +116,11 @@ class ConsoleState:
                 self.vm_ticks.append(fields)
             self.vm_last = fields
         return who, what, fields
+
+    @property
+    def kernel(self):
+        """Count of every kind of kernel report (0 for kinds not seen)."""
+        return {k.name: self.klog.count(k.name) for k in kmsg.KINDS}
 
     def _work(self, w, now, guest_t):
         if w > self.work or self.last_work_time is None:

@@ -25,7 +25,7 @@ import os
 import subprocess
 import sys
 
-from .procs import RigError
+from .errors import RigError
 
 ENV = "NETSWAP_NETNS"
 TAP = "nstap0"

@@ -11,9 +11,8 @@ import tempfile
 import threading
 import time
 
-
-class RigError(Exception):
-    """A problem on the host side (not a verdict about the guest)."""
+from .errors import RigError
+from .qmp import Qmp, QmpError, opt_escape, sysrq_keys
 
 
 def _killpg(proc, sig):
@@ -193,15 +192,15 @@ NIC_DEVICES = {"virtio-net": "virtio-net-pci", "e1000": "e1000", "e1000e": "e100
 
 
 class Qemu:
-    """A QEMU guest with its serial console on a pipe and its monitor on a
-    unix socket. Console lines arrive on self.lines (a queue)."""
+    """A QEMU guest with its serial console on a pipe and QMP on a unix
+    socket. Console lines arrive on self.lines (a queue)."""
 
     def __init__(self, rundir, kernel, initrd, ram_mb, cpus, nic, accel="tcg",
                  append="", disk=None, hostfwd=(), tap=None):
         self.rundir = rundir
         # unix socket paths are limited to 107 bytes: keep the socket short
         self.sockdir = tempfile.mkdtemp(prefix="netswap-")
-        self.monitor_path = os.path.join(self.sockdir, "mon.sock")
+        self.qmp_path = os.path.join(self.sockdir, "qmp.sock")
         self.console_path = os.path.join(rundir, "console.log")
         self.lines = queue.Queue()
         self.first_lines = []
@@ -209,18 +208,24 @@ class Qemu:
         self.exited = threading.Event()
         accel_args = (["-accel", "kvm", "-cpu", "host"] if accel == "kvm"
                       else ["-accel", "tcg,thread=multi", "-cpu", "max"])
+        if tap:
+            netdev = f"tap,id=n0,ifname={opt_escape(tap)},script=no,downscript=no"
+        else:
+            netdev = ",".join(["user,id=n0"] + [f"hostfwd={opt_escape(h)}" for h in hostfwd])
+        # -kernel, -initrd and -append take their argument whole; values inside
+        # option strings (key=value,...) have their commas doubled
         self.cmd = ["qemu-system-x86_64", *accel_args,
                     "-m", str(ram_mb), "-smp", str(cpus),
                     "-kernel", kernel, "-initrd", initrd,
                     "-append", append,
                     "-display", "none", "-vga", "none", "-no-reboot",
                     "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
-                    "-monitor", f"unix:{self.monitor_path},server=on,wait=off",
-                    "-netdev", (f"tap,id=n0,ifname={tap},script=no,downscript=no" if tap else
-                                ",".join(["user,id=n0"] + [f"hostfwd={h}" for h in hostfwd])),
+                    "-chardev", f"socket,id=qmp0,path={opt_escape(self.qmp_path)},server=on,wait=off",
+                    "-mon", "chardev=qmp0,mode=control",
+                    "-netdev", netdev,
                     "-device", f"{NIC_DEVICES[nic]},netdev=n0"]
         if disk:
-            self.cmd += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe"]
+            self.cmd += ["-drive", f"file={opt_escape(disk)},format=raw,if=virtio,cache=unsafe"]
 
     def start(self):
         with open(os.path.join(self.rundir, "qemu.cmd"), "w") as f:
@@ -254,27 +259,28 @@ class Qemu:
         self.exited.set()
         self.lines.put(None)
 
-    def monitor(self, command, timeout=5.0):
-        try:
-            s = socket.socket(socket.AF_UNIX)
-            s.settimeout(timeout)
-            s.connect(self.monitor_path)
-            s.sendall(command.encode() + b"\n")
-            time.sleep(0.3)
-            s.close()
-            return True
-        except OSError:
-            return False
+    def qmp(self, command, arguments=None, timeout=5.0):
+        """One QMP command; its reply is checked (QmpError if QEMU refused)."""
+        with Qmp(self.qmp_path, timeout) as q:
+            return q.execute(command, arguments)
 
     def sysrq(self, key):
-        return self.monitor(f"sendkey alt-sysrq-{key}")
+        """alt-sysrq-KEY on the guest's keyboard; False if QEMU did not take it."""
+        try:
+            self.qmp("send-key", sysrq_keys(key))
+            return True
+        except QmpError:
+            return False
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
 
     def stop(self):
         if self.running():
-            self.monitor("quit")
+            try:
+                self.qmp("quit")
+            except QmpError:
+                pass          # it may have exited between the check and the command
             try:
                 self.proc.wait(5)
             except subprocess.TimeoutExpired:

@@ -56,6 +56,18 @@ def human(rec):
     return "\n".join(lines)
 
 
+def kernel_cell(rs):
+    """Fatal kernel reports of these runs: '-' for records that predate
+    them, 'clean', or each kind with the number of runs that had it."""
+    if any("kernel_clean" not in r for r in rs):
+        return "-"
+    kinds = {}
+    for r in rs:
+        for k in r["kernel_fatal"]:
+            kinds[k] = kinds.get(k, 0) + 1
+    return ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items())) or "clean"
+
+
 def group_key(r):
     return (r["scenario"], r["variant"], r["nic"])
 
@@ -66,8 +78,10 @@ def ab_table(recs):
     groups = {}
     for r in recs:
         groups.setdefault(group_key(r), []).append(r)
-    out = ["| scenario | variant | NIC | runs | completed | hung | other | median completion (s) | median time-to-hang (s) | corrupt pages | median pswpout | median throttled |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cols = ["scenario", "variant", "NIC", "runs", "completed", "hung", "other",
+            "median completion (s)", "median time-to-hang (s)", "corrupt pages",
+            "median pswpout", "median throttled", "kernel reports"]
+    out = ["| " + " | ".join(cols) + " |", "|---|---|---|" + "---:|" * (len(cols) - 3)]
     for (s, v, n), rs in sorted(groups.items()):
         comp = [r for r in rs if r["verdict"] == "completed"]
         hung = [r for r in rs if r["verdict"] == "hung"]
@@ -78,16 +92,17 @@ def ab_table(recs):
                    f"{fmt(median(r['wall_s'] for r in comp))} | "
                    f"{fmt(median(r['time_to_hang_s'] for r in hung))} | {corrupt} | "
                    f"{fmt(median(r['pswpout'] for r in rs))} | "
-                   f"{fmt(median(r['pgscan_direct_throttle'] for r in rs))} |")
+                   f"{fmt(median(r['pgscan_direct_throttle'] for r in rs))} | {kernel_cell(rs)} |")
     return "\n".join(out)
 
 
 def runs_table(recs):
-    out = ["| run | variant | NIC | verdict | wall (s) | time-to-hang (s) | verified | corrupt | pswpin | pswpout | throttled | PFMemallocDrop | stalls |",
-           "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    cols = ["run", "variant", "NIC", "verdict", "wall (s)", "time-to-hang (s)", "verified",
+            "corrupt", "pswpin", "pswpout", "throttled", "PFMemallocDrop", "stalls", "kernel"]
+    out = ["| " + " | ".join(cols) + " |", "|---|---|---|---|" + "---:|" * (len(cols) - 5) + "---|"]
     for r in recs:
         out.append(f"| {r['run_id']} | {r['variant']} | {r['nic']} | {r['verdict']} | {fmt(r['wall_s'])} | "
                    f"{fmt(r['time_to_hang_s'])} | {fmt(r['verified'])} | {fmt(r['corrupt'])} | "
                    f"{fmt(r['pswpin'])} | {fmt(r['pswpout'])} | {fmt(r['pgscan_direct_throttle'])} | "
-                   f"{fmt(r['pfmemalloc_drop'])} | {len(r.get('stalls') or [])} |")
+                   f"{fmt(r['pfmemalloc_drop'])} | {len(r.get('stalls') or [])} | {kernel_cell([r])} |")
     return "\n".join(out)

@@ -50,6 +50,11 @@ def _choice(*choices):
 
 
 def _variant(v):
+    # a generated variant (mutations, per-patch checks) is a file under the
+    # output folder, given by its absolute path
+    name_ok = re.fullmatch(r"[A-Za-z0-9_.-]+", os.path.basename(v))
+    if os.path.isabs(v) and os.path.isfile(v) and name_ok:
+        return v
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", v) or not os.path.isfile(
             os.path.join(ROOT, "rig", "variants", v)):
         known = sorted(os.listdir(os.path.join(ROOT, "rig", "variants")))
@@ -125,6 +130,16 @@ def _env(v):
     return words
 
 
+def _kinds(v):
+    from .kmsg import BY_NAME
+    words = v.replace(",", " ").split()
+    for w in words:
+        if w not in BY_NAME or not BY_NAME[w].fatal:
+            raise ValueError("expected fatal kernel report kinds, from: "
+                             + ", ".join(k for k in BY_NAME if BY_NAME[k].fatal))
+    return words
+
+
 def _bool(v):
     if v in ("yes", "true", "1", "on"):
         return True
@@ -182,6 +197,9 @@ KEYS = {
     "vmwatch_interval": (_int_range(0, 3600), 5, "guest counter sampling interval (0 = off)"),
     "sysrq_dump": (_str, "wm", "sysrq keys sent when hung (w = blocked tasks, m = memory, t = all tasks)"),
     "kernel_args": (_str, "", "extra kernel command line"),
+    "kernel_allow": (_kinds, [], "fatal kernel report kinds this scenario provokes on purpose "
+                     "(e.g. hung_task for a hang); any other fails a run that expects a verdict"),
+    "kernel_allow_reason": (_str, "", "why kernel_allow is needed (required with it)"),
     "runs": (_int_range(1, 1000), 1, "repetitions"),
     "expect": (_choice("any", "completed", "hung"), "any", "verdict a test requires"),
 }
@@ -249,21 +267,32 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
     elif sc["host_lo_rate"]:
         raise ScenarioError(f"{where}: host_lo_rate shapes the user-mode link; with net = tap "
                             "use tap_rate")
+    if sc["kernel_allow"] and not sc["kernel_allow_reason"].strip():
+        raise ScenarioError(f"{where}: kernel_allow needs kernel_allow_reason: say why the "
+                            "scenario provokes these reports")
     if sc["expect"] == "hung" and sc["hang_after"] >= sc["max_time"]:
         raise ScenarioError(f"{where}: hang_after must be below max_time")
     return sc
 
 
+# the scenarios test cases run, and those of experiments and benchmarks
+SCENARIO_DIRS = (os.path.join(ROOT, "test", "scenarios"), os.path.join(ROOT, "rig", "scenarios"))
+
+
+def find(name):
+    """A scenario file by path, or by name in SCENARIO_DIRS (.scn optional)."""
+    if os.path.isfile(name):
+        return name
+    for d in SCENARIO_DIRS:
+        for c in (os.path.join(d, name), os.path.join(d, name + ".scn")):
+            if os.path.isfile(c):
+                return c
+    raise ScenarioError(f"no scenario file {name!r}")
+
+
 def load(path, overrides=()):
     given = path
-    if not os.path.isfile(path):
-        cand = os.path.join(ROOT, "rig", "scenarios", path)
-        for c in (cand, cand + ".scn"):
-            if os.path.isfile(c):
-                path = c
-                break
-        else:
-            raise ScenarioError(f"no scenario file {path!r}")
+    path = find(path)
     with open(path) as f:
         text = f.read()
     name = os.path.splitext(os.path.basename(path))[0]

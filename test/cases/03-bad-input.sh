@@ -1,6 +1,7 @@
 #!/bin/bash
 # Bad input gives a clear message, a non-zero exit and leaves nothing running:
 # unknown scenario key, bad value, missing export file, nbd-server not startable.
+# TIMEOUT: 1800
 . "$(dirname "$0")/../lib.sh"
 out=$(case_out)
 
@@ -11,7 +12,7 @@ expect_error() { # DESCRIPTION WANT_RC MESSAGE_REGEX -- ARGS
 	[ "$rc" -eq "$want" ] || fail "$desc: exit $rc, want $want; output: $(echo "$msg" | tail -3)"
 	echo "$msg" | grep -Eq -- "$re" || fail "$desc: message does not match /$re/: $(echo "$msg" | tail -3)"
 	assert_nothing_left "$out"
-	echo "ok: $desc -> exit $rc: $(echo "$msg" | grep -E -- "$re" | head -1)"
+	ok "$desc # exit $rc: $(echo "$msg" | grep -E -- "$re" | head -1 | tr -d "#")"
 }
 
 expect_error "unknown scenario key" 2 "test/scenarios/bad-key.scn:3: unknown key 'swappiness'" \

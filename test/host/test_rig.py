@@ -9,8 +9,10 @@ import tempfile
 import time
 import unittest
 
-from netswap import console, netns, report, run, scenario
-from netswap.procs import RigError
+import dataclasses
+
+from netswap import console, netns, report, run, scenario, watchdog
+from netswap.errors import RigError
 
 LOG = """\
 [    0.9] Run /init as init process
@@ -27,7 +29,8 @@ vmwatch: tag=tick t=7.3 nr_free_pages=900 pswpin=10 pswpout=5000 pgscan_direct_t
 [   11.2] INFO: task swapstress:77 blocked for more than 30 seconds.
 [   12.0] nbd0: Possible stuck request 000000001: control (write@1234,4096B). Runtime 30 seconds
 swapstress: done result=completed elapsed=76.1 verified=484608 corrupt=0 killed=0 exit=0
-vmwatch: tag=end t=80.0 nr_free_pages=40000 pswpin=485346 pswpout=243968 pgscan_direct_throttle=7 TcpExt.PFMemallocDrop=2
+vmwatch: tag=end t=80.0 nr_free_pages=40000 pswpin=485346 pswpout=243968 pgscan_direct_throttle=7 \
+TcpExt.PFMemallocDrop=2
 NETSWAP: phase=done rc=0 uptime=78.52
 NETSWAP: exit rc=0
 """
@@ -223,11 +226,18 @@ class ConsoleTest(unittest.TestCase):
         self.assertEqual(len(st.corrupt_lines), 1)
 
 
+def watch(*args, **kw):
+    """watchdog.watch's Outcome as the flat dict a record holds."""
+    d = dataclasses.asdict(watchdog.watch(*args, **kw))
+    d.update(d.pop("squeeze"))
+    return d
+
+
 class FakeQemu:
     def __init__(self, lines):
         self.lines = queue.Queue()
-        for l in lines:
-            self.lines.put(l)
+        for line in lines:
+            self.lines.put(line)
         self.sysrqs = []
 
     def sysrq(self, k):
@@ -240,7 +250,7 @@ class VerdictTest(unittest.TestCase):
 
     def test_completed(self):
         q = FakeQemu(LOG.splitlines() + [None])
-        r = run.watch(self.sc(), q, "t", quiet=True)
+        r = watch(self.sc(), q, "t", quiet=True)
         self.assertEqual(r["verdict"], "completed")
         self.assertEqual(r["corrupt"], 0)
         self.assertEqual(r["pswpout"], 243968)
@@ -249,45 +259,45 @@ class VerdictTest(unittest.TestCase):
 
     def test_memory_extremes_from_the_ticks(self):
         lines = []
-        for l in LOG.splitlines():
-            if "tag=tick t=7.3" in l:      # two samples: the extremes are in different ones
-                lines.append(l.replace("nr_free_pages=900 ", "nr_free_pages=900 nr_writeback=4100 "
-                                       "Sockstat.TCP.mem=20 "))
-                l = (l.replace("t=7.3", "t=8.3").replace("nr_free_pages=900 ", "nr_free_pages=2900 "
-                     "nr_writeback=100 Sockstat.TCP.mem=1170 "))
-            lines.append(l)
-        r = run.watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
+        for line in LOG.splitlines():
+            if "tag=tick t=7.3" in line:      # two samples: the extremes are in different ones
+                lines.append(line.replace("nr_free_pages=900 ", "nr_free_pages=900 nr_writeback=4100 "
+                                          "Sockstat.TCP.mem=20 "))
+                line = (line.replace("t=7.3", "t=8.3").replace("nr_free_pages=900 ", "nr_free_pages=2900 "
+                        "nr_writeback=100 Sockstat.TCP.mem=1170 "))
+            lines.append(line)
+        r = watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
         self.assertEqual(r["vm_min_free_pages"], 900)
         self.assertEqual(r["vm_max_writeback_pages"], 4100)
         self.assertEqual(r["vm_max_tcp_mem_pages"], 1170)
         self.assertIn({"t": "7.3", "nr_free_pages": "900", "pswpin": "10", "pswpout": "5000",
                        "pgscan_direct_throttle": "3", "nr_writeback": "4100",
                        "Sockstat.TCP.mem": "20"}, r["vm_ticks"])
-        r = run.watch(self.sc(), FakeQemu(LOG.splitlines() + [None]), "t", quiet=True)
+        r = watch(self.sc(), FakeQemu(LOG.splitlines() + [None]), "t", quiet=True)
         self.assertIsNone(r["vm_max_tcp_mem_pages"])       # older vmwatch: not known, not 0
 
     def test_corrupt(self):
-        lines = [l.replace("result=completed", "result=corrupt").replace("corrupt=0 killed", "corrupt=3 killed")
-                 .replace("exit rc=0", "exit rc=1") for l in LOG.splitlines()]
-        r = run.watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
+        lines = [line.replace("result=completed", "result=corrupt").replace("corrupt=0 killed", "corrupt=3 killed")
+                 .replace("exit rc=0", "exit rc=1") for line in LOG.splitlines()]
+        r = watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
         self.assertEqual((r["verdict"], r["corrupt"]), ("corrupt", 3))
 
     def test_crash_without_exit_line(self):
-        r = run.watch(self.sc(), FakeQemu(LOG.splitlines()[:8] + ["Kernel panic - not syncing", None]),
-                      "t", quiet=True)
+        r = watch(self.sc(), FakeQemu(LOG.splitlines()[:8] + ["Kernel panic - not syncing", None]),
+                  "t", quiet=True)
         self.assertEqual(r["verdict"], "crashed")
         self.assertEqual(r["kernel"]["panic"], 1)
 
     def test_setup_error(self):
-        r = run.watch(self.sc(), FakeQemu(["NETSWAP: phase=boot", "NETSWAP: error nbd-client failed",
-                                           "NETSWAP: exit rc=11", None]), "t", quiet=True)
+        r = watch(self.sc(), FakeQemu(["NETSWAP: phase=boot", "NETSWAP: error nbd-client failed",
+                                       "NETSWAP: exit rc=11", None]), "t", quiet=True)
         self.assertEqual(r["verdict"], "setup-failed")
 
     def test_hung_needs_observed_silence(self):
         """No progress for hang_after seconds (and none during the dump) -> hung, with sysrq sent."""
-        run.DUMP_WAIT = 1
+        watchdog.DUMP_WAIT = 1
         q = FakeQemu(LOG.splitlines()[:10])    # run started, then silence; QEMU stays up
-        r = run.watch(self.sc(hang_after=5, sysrq_dump="w"), q, "t", quiet=True)
+        r = watch(self.sc(hang_after=5, sysrq_dump="w"), q, "t", quiet=True)
         self.assertEqual(r["verdict"], "hung")
         self.assertEqual(q.sysrqs, ["w"])
         self.assertIsNotNone(r["time_to_hang_s"])
@@ -296,7 +306,7 @@ class VerdictTest(unittest.TestCase):
         """The server is stopped and continued on time; silence while it is
         stopped is not judged, and hang_after counts from SIGCONT."""
         import signal
-        run.DUMP_WAIT = 1
+        watchdog.DUMP_WAIT = 1
 
         class FakeNbd:
             def __init__(self):
@@ -308,8 +318,8 @@ class VerdictTest(unittest.TestCase):
         nbd = FakeNbd()
         q = FakeQemu(LOG.splitlines()[:10])    # run started, then silence
         t = time.monotonic()
-        r = run.watch(self.sc(hang_after=5, sysrq_dump="w", server_pause="1:6"), q, "t",
-                      quiet=True, nbd=nbd)
+        r = watch(self.sc(hang_after=5, sysrq_dump="w", server_pause="1:6"), q, "t",
+                  quiet=True, nbd=nbd)
         self.assertEqual([s for s, _ in nbd.sent], [signal.SIGSTOP, signal.SIGCONT])
         stop_t, cont_t = nbd.sent[0][1], nbd.sent[1][1]
         self.assertGreaterEqual(cont_t - stop_t, 5.5)

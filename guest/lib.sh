@@ -1,0 +1,59 @@
+# netswap guest library (busybox sh), installed as /lib/netswap.sh and sourced
+# by /init and by every guest test script. Every line the host parses starts
+# with "NETSWAP: " (rig/netswap/console.py).
+# shellcheck shell=sh
+
+ns_say() { echo "NETSWAP: $*"; }
+
+# Progress the host's hang detector counts: N must grow while work goes on.
+ns_progress() { echo "NETSWAP: progress n=$1"; }
+
+# --- KTAP (Documentation/dev-tools/ktap.rst), on the console as
+# "NETSWAP: ktap LINE"; the host's guest_ktap check compares the results
+# against the plan.
+KTAP_N=0
+KTAP_FAILED=0
+ktap_plan() { echo "NETSWAP: ktap 1..$1"; }
+
+ktap_result() { # STATUS NAME [DETAIL]   STATUS 0 = ok, anything else = not ok
+	KTAP_N=$((KTAP_N + 1))
+	if [ "$1" = 0 ]; then
+		echo "NETSWAP: ktap ok $KTAP_N $2${3:+ # $3}"
+	else
+		echo "NETSWAP: ktap not ok $KTAP_N $2${3:+ # $3}"
+		KTAP_FAILED=$((KTAP_FAILED + 1))
+	fi
+}
+
+ktap_skip() { # NAME REASON
+	KTAP_N=$((KTAP_N + 1))
+	echo "NETSWAP: ktap ok $KTAP_N $1 # SKIP $2"
+}
+
+# ktap_test NAME DETAIL COMMAND...: one result, ok when COMMAND succeeds
+ktap_test() {
+	_name=$1 _detail=$2
+	shift 2
+	if "$@"; then ktap_result 0 "$_name" "$_detail"; else ktap_result 1 "$_name" "$_detail"; fi
+}
+
+ktap_done() { # exit status of the script: 0 when every result was ok
+	echo "NETSWAP: ktap # failed $KTAP_FAILED of $KTAP_N"
+	[ "$KTAP_FAILED" = 0 ]
+}
+
+# --- NBD: the one way the guest attaches and detaches a device. Settings
+# come from run.conf (rig/netswap/guestenv.py): NS_NBD_HOST, NS_NBD_PORT,
+# NS_NBD_EXPORT, NS_NBD_BS, NS_NBD_TIMEOUT.
+ns_nbd_attach() { # DEVICE CONNECTIONS [more client arguments]
+	_dev=$1 _conns=$2
+	shift 2
+	set -- -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev" -b "$NS_NBD_BS" "$@"
+	[ "$_conns" -gt 1 ] && set -- "$@" -C "$_conns"
+	[ "$NS_NBD_TIMEOUT" -gt 0 ] && set -- "$@" -t "$NS_NBD_TIMEOUT"
+	nbd-client "$@"
+}
+
+ns_nbd_detach() { # DEVICE
+	nbd-client -d "$1"
+}

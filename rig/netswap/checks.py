@@ -1,0 +1,453 @@
+"""Named checks: each claim the test suite makes about a run is one function
+here, used by the test cases (`netswap-run verify CHECK RESULTS`), by the
+mutation runner and by the host unit tests, so that a criterion is written
+once.
+
+A check takes the result records of one results file and yields Results,
+each a named PASS, FAIL, SKIP or ERROR (could not be judged: no record, no
+KTAP, a field missing). The KTAP the command line prints has one line per
+Result.
+
+Spec forms (`parse_spec`):
+  NAME                 a check from CHECKS, on every record
+  NAME,NAME,...        several
+  kunit:SUITE.CASE     one KUnit case in each record's console log
+  verdict:VERDICT      every record's verdict
+"""
+
+import enum
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from .record import Verdict
+
+
+class Status(enum.StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    status: Status
+    detail: str = ""
+
+
+CHECKS = {}
+
+
+def check(fn):
+    """Register a check under its function's name."""
+    CHECKS[fn.__name__] = fn
+    return fn
+
+
+def label(r):
+    return f"{r.get('variant')}/{r.get('nic')} r{r.get('rep')}"
+
+
+def cond(r, what, ok, detail=""):
+    return Result(f"{label(r)}: {what}", Status.PASS if ok else Status.FAIL, detail)
+
+
+def need(r, *keys):
+    """ERROR Results for keys a record lacks (an older schema, a run that
+    did not get that far)."""
+    return [Result(f"{label(r)}: {k}", Status.ERROR, "not in the record")
+            for k in keys if r.get(k) is None]
+
+
+def rundir(r, root):
+    d = r.get("rundir") or ""
+    return d if os.path.isabs(d) else os.path.join(root, d)
+
+
+# --- generic claims about one run -----------------------------------------
+
+@check
+def completed(recs, root):
+    """The workload ran to its end and exited 0."""
+    for r in recs:
+        yield cond(r, "completed", r.get("verdict") == Verdict.COMPLETED,
+                   f"verdict={r.get('verdict')} rc={r.get('rc')}")
+
+
+@check
+def no_loss(recs, root):
+    """Pages were verified and none came back wrong."""
+    for r in recs:
+        bad = need(r, "verified", "corrupt")
+        if bad:
+            yield from bad
+            continue
+        yield cond(r, "no page lost", r["corrupt"] == 0 and r["verified"] > 0,
+                   f"verified={r['verified']} corrupt={r['corrupt']}")
+
+
+@check
+def swapped(recs, root):
+    """The workload really swapped (pswpout > 1000)."""
+    for r in recs:
+        if r.get("pswpout") is None:
+            yield from need(r, "pswpout")
+            continue
+        yield cond(r, "swapped", r["pswpout"] > 1000, f"pswpout={r['pswpout']}")
+
+
+@check
+def kernel_clean(recs, root):
+    """No fatal kernel report (WARN, BUG, lockdep, KASAN, ...) that the
+    scenario did not allow."""
+    for r in recs:
+        if "kernel_clean" not in r:
+            yield Result(f"{label(r)}: kernel clean", Status.ERROR,
+                         "record predates kernel reports (schema 1)")
+            continue
+        reps = r.get("kernel_reports") or {}
+        detail = "; ".join(f"{k} x{reps[k]['count']}: {reps[k]['first'][0]}"
+                           for k in r["kernel_fatal"] if reps.get(k, {}).get("first"))
+        allowed = [k for k in r.get("kernel_allow") or [] if k in reps]
+        if not detail and allowed:
+            detail = "allowed: " + ", ".join(f"{k} x{reps[k]['count']}" for k in allowed)
+        yield cond(r, "kernel clean", r["kernel_clean"], detail)
+
+
+@check
+def hung(recs, root):
+    """Judged hung from observed lack of progress, with a blocked-task dump."""
+    for r in recs:
+        yield cond(r, "hung", r.get("verdict") == Verdict.HUNG,
+                   f"verdict={r.get('verdict')} time_to_hang_s={r.get('time_to_hang_s')}")
+        log = os.path.join(rundir(r, root), "console.log")
+        try:
+            with open(log, errors="replace") as f:
+                dumped = "sysrq: Show Blocked State" in f.read()
+        except OSError:
+            yield Result(f"{label(r)}: blocked-task dump", Status.ERROR, f"no {log}")
+            continue
+        yield cond(r, "blocked-task dump", dumped, log)
+
+
+@check
+def throttled(recs, root):
+    """Direct reclaimers were throttled (pgscan_direct_throttle > 0)."""
+    for r in recs:
+        if r.get("pgscan_direct_throttle") is None:
+            yield from need(r, "pgscan_direct_throttle")
+            continue
+        yield cond(r, "direct reclaim throttled", r["pgscan_direct_throttle"] > 0,
+                   f"pgscan_direct_throttle={r['pgscan_direct_throttle']}")
+
+
+@check
+def server_pause(recs, root):
+    """The guest went on after the server was stopped and let go on again."""
+    for r in recs:
+        p = r.get("server_pause")
+        if not p:
+            yield Result(f"{label(r)}: server pause", Status.ERROR, "no server_pause in the record")
+            continue
+        asked = p.get("asked_for_s")
+        yield cond(r, "server stopped for the time asked",
+                   p.get("stopped_for_s") is not None and asked is not None
+                   and p["stopped_for_s"] >= asked - 1,
+                   f"stopped_for_s={p.get('stopped_for_s')} asked_for_s={asked}")
+        yield cond(r, "progress after the server went on",
+                   p.get("progress_after_resume_s") is not None,
+                   f"progress_after_resume_s={p.get('progress_after_resume_s')} "
+                   f"work_at_stop={p.get('work_at_stop')} work_at_resume={p.get('work_at_resume')}")
+
+
+# --- the receive-reserve reproducer --------------------------------------
+
+def _squeeze_line(r):
+    return (f"{r.get('nic_driver') or r.get('nic')} verdict={r.get('verdict')} "
+            f"below_floor_ms={r.get('squeeze_below_ms')} "
+            f"writeback_below_floor={r.get('squeeze_written_below')} "
+            f"rx_below_floor={r.get('squeeze_rx_below')} "
+            f"writeback_late={r.get('squeeze_written_late')} rx_late={r.get('squeeze_rx_late')} "
+            f"PFMemallocDrop={r.get('pfmemalloc_drop')} "
+            f"throttled={r.get('pgscan_direct_throttle')} corrupt={r.get('corrupt')}")
+
+
+def _protected_squeeze(r, jumbo):
+    """With the series, receive goes on from the reserves while every zone
+    is below its GFP_ATOMIC floor: writeback keeps completing there, the
+    flood to an ordinary socket is dropped as pfmemalloc, and the workload
+    finishes afterwards with no page lost."""
+    d = _squeeze_line(r)
+    yield cond(r, "recovered and completed", r.get("verdict") == Verdict.COMPLETED, d)
+    yield from kernel_clean([r], None)
+    yield cond(r, "no page lost", r.get("corrupt") == 0, d)
+    yield cond(r, "writeback completed below the floor",
+               (r.get("squeeze_written_below") or 0) >= 1000, d)
+    yield cond(r, "pfmemalloc packets dropped for the ordinary socket",
+               bool(r.get("pfmemalloc_drop")), d)
+    if jumbo:
+        yield cond(r, "writeback went on in the second half of the hold",
+                   (r.get("squeeze_written_late") or 0) >= 1000, d)
+    else:
+        yield cond(r, "direct reclaimers throttled",
+                   bool(r.get("pgscan_direct_throttle")), d)
+
+
+@check
+def rx_squeeze(recs, root):
+    """Free memory held below the GFP_ATOMIC floor for 20 s while swap over
+    NBD is busy and the host floods an ordinary UDP socket (MTU 1500).
+    Kernels with the series receive through the reserves (see
+    _protected_squeeze). Without it: virtio-net's ring cannot be refilled
+    and refill_work waits in direct reclaim for swap I/O that needs this
+    very ring, so the guest never recovers (hung); e1000's frag refills
+    fail below the floor, so writeback all but stops while the floor is held
+    (copybreak keeps a trickle going) and resumes afterwards."""
+    for r in recs:
+        if r.get("squeeze_written_below") is None:
+            yield Result(f"{label(r)}: squeeze report", Status.ERROR, "no squeeze report in the console")
+            continue
+        if r.get("series"):
+            yield from _protected_squeeze(r, jumbo=False)
+            continue
+        d = _squeeze_line(r)
+        yield cond(r, "no page lost", not r.get("corrupt"), d)
+        if r.get("nic") == "virtio-net":
+            yield cond(r, "stock virtio-net hangs", r.get("verdict") == Verdict.HUNG, d)
+        elif r.get("nic") == "e1000":
+            yield cond(r, "stock e1000 held below the floor and stalls there",
+                       (r.get("squeeze_below_ms") or 0) >= 10000
+                       and r["squeeze_written_below"] < 1000, d)
+        else:
+            yield Result(f"{label(r)}: stock expectation", Status.SKIP,
+                         f"no stock expectation for {r.get('nic')}")
+
+
+@check
+def rx_squeeze_jumbo(recs, root):
+    """The same at MTU 9000 on e1000e over the tap, copybreak off: e1000e
+    receives into packet-split pages, which stock 6.1 allocates with plain
+    GFP_ATOMIC; below the floor they cannot be refilled and receive stops for
+    the rest of the hold (nothing received, no writeback completed in its
+    second half). With the series they come from the reserves."""
+    for r in recs:
+        if (r.get("net"), r.get("mtu"), r.get("nic_driver")) != ("tap", 9000, "e1000e"):
+            yield Result(f"{label(r)}: e1000e at MTU 9000 over the tap", Status.ERROR,
+                         f"net={r.get('net')} mtu={r.get('mtu')} driver={r.get('nic_driver')}")
+            continue
+        if r.get("squeeze_written_below") is None:
+            yield Result(f"{label(r)}: squeeze report", Status.ERROR, "no squeeze report in the console")
+            continue
+        if r.get("series"):
+            yield from _protected_squeeze(r, jumbo=True)
+            continue
+        d = _squeeze_line(r)
+        yield cond(r, "no page lost", not r.get("corrupt"), d)
+        yield cond(r, "stock held below the floor, receive stopped in the second half",
+                   (r.get("squeeze_below_ms") or 0) >= 10000
+                   and not r.get("squeeze_written_late") and not r.get("squeeze_rx_late"), d)
+
+
+# --- KTAP from the guest and from the kernel -------------------------------
+
+KTAP_RESULT = re.compile(r"^(ok|not ok) (\d+) (?:- )?([^#]*?)\s*(?:# (.*))?$")
+
+
+@check
+def guest_ktap(recs, root):
+    """A guest test script's KTAP (guest/lib.sh): a plan, exactly that many
+    results, each ok (or SKIP)."""
+    for r in recs:
+        lines = r.get("guest_ktap")
+        if not lines:
+            yield Result(f"{label(r)}: guest KTAP", Status.ERROR, "the guest printed no KTAP")
+            continue
+        plan = next((int(m.group(1)) for m in (re.match(r"^1\.\.(\d+)$", x) for x in lines) if m),
+                    None)
+        results = [m for m in (KTAP_RESULT.match(x) for x in lines) if m]
+        for m in results:
+            ok, n, name, directive = m.group(1) == "ok", m.group(2), m.group(3), m.group(4) or ""
+            st = (Status.SKIP if directive.startswith("SKIP") else
+                  Status.PASS if ok else Status.FAIL)
+            yield Result(f"{label(r)}: guest {n} {name}", st, directive)
+        yield cond(r, "guest plan fulfilled", plan is not None and plan == len(results),
+                   f"plan={plan} results={len(results)}")
+
+
+def kunit_parser(root):
+    """The tree's own KTAP parser (tools/testing/kunit/kunit_parser.py)."""
+    cache = os.environ.get("NETSWAP_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "netswap")
+    d = os.path.join(cache, "linux", "tools", "testing", "kunit")
+    if d not in sys.path:
+        sys.path.insert(0, d)
+    import kunit_parser as kp      # noqa: E402 (found only at run time)
+    return kp
+
+
+def kunit_tree(r, root):
+    """The KUnit results in a record's console log, or an error string."""
+    log = os.path.join(rundir(r, root), "console.log")
+    try:
+        with open(log, errors="replace") as f:
+            text = f.read().splitlines()
+    except OSError:
+        return None, f"no console log {log}"
+    try:
+        kp = kunit_parser(root)
+    except ImportError as e:
+        return None, f"kunit_parser not found (build a kernel first): {e}"
+    import contextlib
+    import io
+    with contextlib.redirect_stdout(io.StringIO()):
+        test = kp.parse_run_tests(text)
+    return test, None
+
+
+def _kunit_cases(test, prefix=""):
+    for t in test.subtests:
+        name = f"{prefix}.{t.name}" if prefix else t.name
+        if t.subtests:
+            yield from _kunit_cases(t, name)
+        else:
+            yield name, t
+
+
+def _kunit_status(kstatus):
+    n = kstatus.name
+    return {"SUCCESS": Status.PASS, "SKIPPED": Status.SKIP, "FAILURE": Status.FAIL}.get(
+        n, Status.ERROR)
+
+
+@check
+def kunit(recs, root):
+    """Every KUnit case on the console passed (or was skipped), and some ran."""
+    for r in recs:
+        test, err = kunit_tree(r, root)
+        if err:
+            yield Result(f"{label(r)}: kunit", Status.ERROR, err)
+            continue
+        cases = list(_kunit_cases(test))
+        for name, t in cases:
+            yield Result(f"{label(r)}: {name}", _kunit_status(t.status))
+        yield cond(r, "KUnit cases ran", bool(cases), f"{len(cases)} cases")
+        if test.counts.errors:
+            yield Result(f"{label(r)}: KTAP parsed", Status.ERROR, f"{test.counts.errors} parse errors")
+
+
+def kunit_case(suite_case):
+    suite, _, case = suite_case.partition(".")
+
+    def one(recs, root):
+        for r in recs:
+            test, err = kunit_tree(r, root)
+            if err:
+                yield Result(f"{label(r)}: {suite_case}", Status.ERROR, err)
+                continue
+            for s in test.subtests:
+                if s.name != suite:
+                    continue
+                for c in s.subtests:
+                    if c.name == case:
+                        yield Result(f"{label(r)}: {suite_case}", _kunit_status(c.status))
+                        break
+                else:
+                    yield Result(f"{label(r)}: {suite_case}", Status.ERROR,
+                                 f"suite {suite} ran ({s.status.name}) without case {case}")
+                break
+            else:
+                yield Result(f"{label(r)}: {suite_case}", Status.ERROR, f"suite {suite} did not run")
+    return one
+
+
+def verdict_is(want):
+    def one(recs, root):
+        for r in recs:
+            yield cond(r, f"verdict {want}", r.get("verdict") == want,
+                       f"verdict={r.get('verdict')}")
+    return one
+
+
+class SpecError(ValueError):
+    pass
+
+
+def parse_spec(spec):
+    """A spec string -> list of (name, function)."""
+    out = []
+    for part in spec.split(","):
+        part = part.strip()
+        if part.startswith("kunit:"):
+            sc = part[len("kunit:"):]
+            if not re.fullmatch(r"\w+\.\w+", sc):
+                raise SpecError(f"{part!r}: expected kunit:SUITE.CASE")
+            out.append((part, kunit_case(sc)))
+        elif part.startswith("verdict:"):
+            v = part[len("verdict:"):]
+            if v not in {x.value for x in Verdict}:
+                raise SpecError(f"{part!r}: unknown verdict (known: {', '.join(x.value for x in Verdict)})")
+            out.append((part, verdict_is(v)))
+        elif part.startswith("check:"):
+            out.extend(parse_spec(part[len("check:"):]))
+        elif part in CHECKS:
+            out.append((part, CHECKS[part]))
+        else:
+            raise SpecError(f"unknown check {part!r} (known: {', '.join(sorted(CHECKS))}, "
+                            "kunit:SUITE.CASE, verdict:VERDICT)")
+    return out
+
+
+def select(recs, only):
+    """Records whose fields match every KEY=VALUE of `only` (JSON spelling)."""
+    import json
+    conds = []
+    for o in only:
+        if "=" not in o:
+            raise SpecError(f"--only {o!r}: expected KEY=VALUE")
+        conds.append(o.split("=", 1))
+    return [r for r in recs
+            if all(json.dumps(r.get(k)).strip('"') == v for k, v in conds)]
+
+
+def run(spec, recs, root):
+    """All Results of a spec on the records, each name prefixed by its check."""
+    results = []
+    for name, fn in parse_spec(spec):
+        if not recs:
+            results.append(Result(name, Status.ERROR, "no result records"))
+            continue
+        for res in fn(recs, root):
+            results.append(Result(f"{name}: {res.name}", res.status, res.detail))
+    return results
+
+
+def ktap(results, title=None):
+    """KTAP lines for a list of Results."""
+    out = ["KTAP version 1"]
+    if title:
+        out.append(f"# {title}")
+    out.append(f"1..{len(results)}")
+    for i, r in enumerate(results, 1):
+        name = r.name.replace("#", "")
+        if r.status == Status.SKIP:
+            out.append(f"ok {i} {name} # SKIP {r.detail}".rstrip())
+        elif r.status == Status.PASS:
+            out.append(f"ok {i} {name}" + (f" # {r.detail}" if r.detail else ""))
+        else:
+            tag = "ERROR " if r.status == Status.ERROR else ""
+            out.append(f"not ok {i} {name} # {tag}{r.detail}".rstrip(" #"))
+    return out
+
+
+def exit_status(results):
+    """0 every Result passed or was skipped; 1 one failed; 3 none failed but
+    one could not be judged."""
+    sts = {r.status for r in results}
+    if Status.FAIL in sts:
+        return 1
+    if Status.ERROR in sts or not results:
+        return 3
+    return 0

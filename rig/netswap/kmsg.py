@@ -1,0 +1,122 @@
+"""Kernel reports on a guest console: what kind each one is, and which kinds
+end a run that should have completed cleanly.
+
+The patterns follow the kernel's own wording (kernel/panic.c, lib/bug.c,
+kernel/locking/lockdep.c, kernel/sched/core.c, kernel/workqueue.c,
+kernel/rcu/tree_stall.h, kernel/watchdog*.c, kernel/hung_task.c,
+mm/kasan/report.c, lib/ubsan.c, mm/kfence/report.c, lib/debugobjects.c,
+lib/list_debug.c, mm/page_alloc.c), and blktests' dmesg check: the first
+pattern that matches a line names its kind, so the specific kinds come before
+the generic `WARNING:` and `BUG:`.
+"""
+
+import re
+from dataclasses import dataclass, field
+
+FIRST_LINES = 3      # lines kept per kind
+SPLAT_LINES = 40     # console lines kept after the first fatal report
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    pattern: re.Pattern
+    fatal: bool
+    what: str
+
+
+def _k(name, regex, fatal, what):
+    return Kind(name, re.compile(regex), fatal, what)
+
+
+KINDS = (
+    _k("panic", r"Kernel panic - not syncing", True, "kernel panic"),
+    _k("lockdep", r"WARNING: (possible circular locking dependency|inconsistent lock state|"
+       r"possible recursive locking|possible irq lock inversion|"
+       r"suspicious RCU usage|bad unlock balance|held lock freed|lock held when returning)|"
+       r"INFO: possible (circular|recursive|irq) lock", True, "lockdep report"),
+    _k("atomic_sleep", r"BUG: (sleeping function called from invalid context|"
+       r"scheduling while atomic)|Voluntary context switch within RCU", True,
+       "sleep in atomic context"),
+    _k("wq_flush", r"workqueue: WQ_MEM_RECLAIM \S+ is flushing !WQ_MEM_RECLAIM", True,
+       "reclaim workqueue flushes a non-reclaim one"),
+    _k("kasan", r"BUG: KASAN: ", True, "KASAN report"),
+    _k("kfence", r"BUG: KFENCE: ", True, "KFENCE report"),
+    _k("ubsan", r"UBSAN: ", True, "UBSAN report"),
+    _k("soft_lockup", r"BUG: soft lockup", True, "soft lockup"),
+    _k("hard_lockup", r"[Hh]ard LOCKUP", True, "hard lockup"),
+    _k("rcu_stall", r"rcu: INFO: \S+ (self-)?detected stall|"
+       r"rcu_\w+ (self-)?detected stall|rcu: INFO: \S+ detected expedited stalls",
+       True, "RCU stall"),
+    _k("wq_lockup", r"BUG: workqueue lockup", True, "workqueue lockup"),
+    _k("hung_task", r"INFO: task \S+ blocked for more than", True, "hung task"),
+    _k("debug_objects", r"ODEBUG: ", True, "debugobjects report"),
+    _k("list_corruption", r"list_(add|del) corruption|list_add double add", True,
+       "list corruption"),
+    _k("bad_page", r"BUG: Bad (page|rss)", True, "bad page state"),
+    _k("oops", r"BUG: (unable to handle|kernel NULL pointer)|Oops: |"
+       r"general protection fault", True, "oops"),
+    _k("kernel_bug", r"kernel BUG at ", True, "BUG()"),
+    _k("bug", r"BUG: ", True, "other BUG: report"),
+    _k("warning", r"WARNING: CPU: \d+ PID: \d+ |WARNING: at ", True, "WARN()"),
+    # counted, never fatal by themselves
+    _k("alloc_failure", r"page allocation failure", False, "page allocation failure"),
+    _k("oom_kill", r"Out of memory: Killed process|oom-kill:", False, "OOM kill"),
+    _k("swap_io_error", r"(Read|Write)-error on swap-device", False, "swap I/O error"),
+    _k("nbd_stuck", r"Possible stuck request", False, "nbd request stuck"),
+    _k("throttle_msg", r"[Tt]hrottling .* reclaim", False, "throttled reclaim message"),
+    _k("sysrq", r"sysrq: ", False, "sysrq handled"),
+    _k("kunit_fail", r"(^|\] )\s*not ok \d+ ", False, "KUnit case failed"),
+)
+BY_NAME = {k.name: k for k in KINDS}
+FATAL = tuple(k.name for k in KINDS if k.fatal)
+
+
+@dataclass
+class Report:
+    count: int = 0
+    first: list = field(default_factory=list)
+
+
+class KernelLog:
+    """Counts the kernel reports of one console, keeps each kind's first lines
+    and the console lines that follow the first fatal report (the splat)."""
+
+    def __init__(self):
+        self.reports = {}          # kind -> Report
+        self.splat = []            # lines from the first fatal report on
+        self._splat_left = 0
+
+    def feed(self, line):
+        if self._splat_left:
+            self.splat.append(line)
+            self._splat_left -= 1
+        kind = classify(line)
+        if kind is None:
+            return None
+        r = self.reports.setdefault(kind.name, Report())
+        r.count += 1
+        if len(r.first) < FIRST_LINES:
+            r.first.append(line.strip()[:300])
+        if kind.fatal and not self.splat:
+            self.splat.append(line)
+            self._splat_left = SPLAT_LINES - 1
+        return kind
+
+    def count(self, name):
+        r = self.reports.get(name)
+        return r.count if r else 0
+
+    def fatal(self, allowed=()):
+        """Fatal kinds seen, less those the scenario allows."""
+        return sorted(k for k in self.reports if BY_NAME[k].fatal and k not in allowed)
+
+    def as_dict(self):
+        return {k: {"count": r.count, "first": r.first} for k, r in sorted(self.reports.items())}
+
+
+def classify(line):
+    for k in KINDS:
+        if k.pattern.search(line):
+            return k
+    return None
