@@ -1,0 +1,11 @@
+#!/bin/bash
+# Swap over NBD on the debug kernel (series-debug): the smoke workload
+# completes, no page is lost, and lockdep, KASAN, UBSAN, DEBUG_VM/LIST/OBJECTS
+# and the atomic-sleep check report nothing.
+# TIMEOUT: 1800
+. "$(dirname "$0")/../lib.sh"
+run_scenario smoke --set variant=series-debug --set ram="$DEBUG_RAM" --set max_time=1500 \
+	--set hang_after=240
+verify completed,no_loss,swapped,kernel_clean || fail "smoke on the debug kernel"
+[ "$RUN_RC" -eq 0 ] || fail "runner exit $RUN_RC"
+pass "series-debug swaps over NBD, loses no page, reports nothing"

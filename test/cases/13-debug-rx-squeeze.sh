@@ -1,0 +1,11 @@
+#!/bin/bash
+# The receive-reserve reproducer (case 07's series half, virtio-net) on the
+# debug kernel: receive from the reserves below the GFP_ATOMIC floor in
+# softirq and refill_work contexts, under lockdep, KASAN and the atomic-sleep
+# check; the rx_squeeze check includes a clean kernel.
+# TIMEOUT: 2400
+. "$(dirname "$0")/../lib.sh"
+run_scenario rx-squeeze --set variant=series-debug-squeeze --set ram="$DEBUG_RAM" \
+	--set max_time=1500 --set hang_after=240
+verify rx_squeeze || fail "rx squeeze on the debug kernel"
+pass "series-debug receives through the reserves, nothing reported"
