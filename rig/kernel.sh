@@ -20,12 +20,22 @@ if ! flock -n 9; then
 	log "waiting for another kernel build to finish"
 	flock 9
 fi
-tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
 out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/$(basename "$v")}"
 mkdir -p "$out"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
-cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; git -C "$tree" rev-parse "HEAD^{tree}"; } | sha256sum | cut -d' ' -f1)
+treehash=$("$NETSWAP_ROOT/rig/tree.sh" --tree-hash "$v")
+cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; echo "$treehash"; } | sha256sum | cut -d' ' -f1)
+# The variants share one source tree; switching it to another variant gives
+# the files that differ new mtimes, and make would then rebuild everything
+# that includes them. A bzImage built from exactly this tree and config is
+# reused without touching the tree.
+if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.netswap-built" 2>/dev/null)" = "$cfgsum" ]; then
+	log "kernel $v: up to date ($out)"
+	echo "$out/arch/x86/boot/bzImage"
+	exit 0
+fi
+tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
 
 CC="gcc"
 command -v ccache >/dev/null && CC="ccache gcc"
@@ -66,6 +76,9 @@ if ! { mk bzImage 2>"$out/build.err" | tee "$out/build.log" |
 	cat "$out/build.err" >&2
 	die "kernel build of $v failed (log: $out/build.log)"
 fi
-[ -s "$out/build.err" ] && grep -i 'warning\|error' "$out/build.err" | head -20 >&2 || true
+if [ -s "$out/build.err" ]; then
+	grep -i 'warning\|error' "$out/build.err" | head -20 >&2
+fi
 log "built $v in $(( $(date +%s) - start ))s"
+echo "$cfgsum" > "$out/.netswap-built"
 echo "$out/arch/x86/boot/bzImage"

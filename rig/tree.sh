@@ -3,6 +3,8 @@
 #
 #   rig/tree.sh VARIANT            check the variant out; print the tree's path
 #   rig/tree.sh --list VARIANT KIND    list the variant's patches or configs
+#   rig/tree.sh --tree-hash VARIANT    the git tree the variant builds from
+#                                      (its branch prepared, nothing checked out)
 #
 # All variants share one source path, $NETSWAP_CACHE/linux: a git repository
 # holding Debian's linux-source-6.1 as unpacked from its tarball (commit tagged
@@ -77,7 +79,9 @@ patch_stamp() { # patches... -> hash of their names and contents
 		echo "$p"; sha256sum < "$NETSWAP_ROOT/$p"; done; } | sha256sum | cut -d' ' -f1
 }
 
-checkout_variant() {
+# Create or update the variant's branch (pristine + its patches, one commit
+# each) without touching the work tree; prints the branch name.
+prepare_branch() {
 	local v=$1 p name
 	name=$(basename "$v")
 	local patches; patches=$(variant_lines "$v" patch)
@@ -87,34 +91,42 @@ checkout_variant() {
 	stamp=$(patch_stamp $patches)
 	local br="v/$name"
 	if [ "$(G config --get "netswap.stamp.$name" || true)" = "$stamp" ] && G rev-parse -q --verify "$br" >/dev/null; then
-		G checkout -q -f "$br"
-	else
-		log "preparing branch $br ($(echo "$patches" | grep -c . || true) patches)"
-		# Build the branch's commits in a scratch index, without touching
-		# the work tree: the checkout below then rewrites only the files
-		# whose content differs, so make rebuilds no more than needed.
-		local idx="$TREE/.git/netswap-index.$$" parent
-		parent=$(G rev-parse pristine)
-		for p in $patches; do
-			if ! GIT_INDEX_FILE="$idx" G read-tree "$parent" ||
-			   ! GIT_INDEX_FILE="$idx" G apply --cached -p1 "$NETSWAP_ROOT/$p"; then
-				rm -f "$idx"
-				G config --unset "netswap.stamp.$name" || true
-				die "variant $v: patch $p does not apply"
-			fi
-			parent=$(G commit-tree "$(GIT_INDEX_FILE="$idx" G write-tree)" -p "$parent" -m "$(basename "$p")")
-		done
-		rm -f "$idx"
-		G update-ref "refs/heads/$br" "$parent"
-		G checkout -q -f "$br"
-		G config "netswap.stamp.$name" "$stamp"
+		echo "$br"
+		return
 	fi
+	log "preparing branch $br ($(echo "$patches" | grep -c . || true) patches)"
+	# Build the branch's commits in a scratch index, without touching the
+	# work tree: a checkout then rewrites only the files whose content
+	# differs, so make rebuilds no more than needed.
+	local idx="$TREE/.git/netswap-index.$$" parent
+	parent=$(G rev-parse pristine)
+	for p in $patches; do
+		if ! GIT_INDEX_FILE="$idx" G read-tree "$parent" ||
+		   ! GIT_INDEX_FILE="$idx" G apply --cached -p1 "$NETSWAP_ROOT/$p"; then
+			rm -f "$idx"
+			G config --unset "netswap.stamp.$name" || true
+			die "variant $v: patch $p does not apply"
+		fi
+		parent=$(G commit-tree "$(GIT_INDEX_FILE="$idx" G write-tree)" -p "$parent" -m "$(basename "$p")")
+	done
+	rm -f "$idx"
+	G update-ref "refs/heads/$br" "$parent"
+	G config "netswap.stamp.$name" "$stamp"
+	echo "$br"
+}
+
+checkout_variant() {
+	local br
+	br=$(prepare_branch "$1")
+	G checkout -q -f "$br"
 	[ -z "$(G status --porcelain --untracked-files=no)" ] || die "$TREE has local changes; refusing to build"
 	echo "$TREE"
 }
 
 case "${1:-}" in
 --list) [ $# -eq 3 ] || die "usage: rig/tree.sh --list VARIANT patch|config"; variant_lines "$2" "$3" ;;
+--tree-hash) [ $# -eq 2 ] || die "usage: rig/tree.sh --tree-hash VARIANT"
+	G rev-parse "$(prepare_branch "$2")^{tree}" ;;
 ''|-*) die "usage: rig/tree.sh VARIANT" ;;
 *) checkout_variant "$1" ;;
 esac

@@ -30,6 +30,7 @@ def _k(name, regex, fatal, what):
 
 
 KINDS = (
+    _k("init_killed", r"Attempted to kill init", True, "panic: PID 1 was killed"),
     _k("panic", r"Kernel panic - not syncing", True, "kernel panic"),
     _k("lockdep", r"WARNING: (possible circular locking dependency|inconsistent lock state|"
        r"possible recursive locking|possible irq lock inversion|"
@@ -64,6 +65,14 @@ KINDS = (
     _k("oom_kill", r"Out of memory: Killed process|oom-kill:", False, "OOM kill"),
     _k("swap_io_error", r"(Read|Write)-error on swap-device", False, "swap I/O error"),
     _k("nbd_stuck", r"Possible stuck request", False, "nbd request stuck"),
+    _k("nbd_conn_lost", r"nbd\d+: connection \d+ lost", False, "nbd connection lost"),
+    _k("nbd_reconnected", r"nbd\d+: connection \d+ reconnected", False, "nbd reconnected in the kernel"),
+    _k("nbd_reconnect_failed", r"nbd\d+: reconnect: ", False, "nbd reconnect attempt failed"),
+    _k("nbd_gave_up", r"nbd\d+: no connection after \d+ s", False, "nbd gave up (dead_conn_timeout)"),
+    _k("nbd_export_changed", r"nbd\d+: export changed on reconnect", False, "nbd export changed"),
+    _k("nbd_dead_conn", r"Dead connection, failed to find a fallback", False,
+       "nbd request failed on a dead connection"),
+    _k("block_io_error", r"I/O error, dev \S+, sector", False, "block I/O error"),
     _k("throttle_msg", r"[Tt]hrottling .* reclaim", False, "throttled reclaim message"),
     _k("sysrq", r"sysrq: ", False, "sysrq handled"),
     _k("kunit_fail", r"(^|\] )\s*not ok \d+ ", False, "KUnit case failed"),

@@ -79,6 +79,7 @@ class Outcome:
     guest_last_progress_s: Optional[float]
     verified: Optional[int]
     corrupt: Optional[int]
+    killed: Optional[int]                # workload processes killed by a signal
     corrupt_reports: list
     stalls: list                         # silences > hang_after that ended
     errors: list                         # the guest's own error lines
@@ -150,6 +151,7 @@ def outcome(st, verdict, t0, stalls, allowed=()):
         guest_last_progress_s=st.last_work_guest_t,
         verified=console.num((r or p).get("verified")),
         corrupt=console.num((r or p).get("corrupt")),
+        killed=console.num(r.get("killed")),
         corrupt_reports=st.corrupt_lines[:20],
         stalls=stalls,
         errors=st.errors,
