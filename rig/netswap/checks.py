@@ -48,7 +48,8 @@ def check(fn):
 
 
 def label(r):
-    return f"{r.get('variant')}/{r.get('nic')} r{r.get('rep')}"
+    v = os.path.basename(r.get("variant") or "")     # generated variants are paths
+    return f"{v}/{r.get('nic')} r{r.get('rep')}"
 
 
 def cond(r, what, ok, detail=""):
@@ -288,6 +289,20 @@ def kunit_parser(root):
     return kp
 
 
+def parse_ktap(lines, root):
+    """The tree's KTAP parser on console lines, without its running report
+    (it prints to the stream its printer was made with)."""
+    kp = kunit_parser(root)
+    import io
+    import kunit_printer
+    saved = kunit_printer.stdout._output
+    kunit_printer.stdout._output = io.StringIO()
+    try:
+        return kp.parse_run_tests(lines)
+    finally:
+        kunit_printer.stdout._output = saved
+
+
 def kunit_tree(r, root):
     """The KUnit results in a record's console log, or an error string."""
     log = os.path.join(rundir(r, root), "console.log")
@@ -297,13 +312,9 @@ def kunit_tree(r, root):
     except OSError:
         return None, f"no console log {log}"
     try:
-        kp = kunit_parser(root)
+        test = parse_ktap(text, root)
     except ImportError as e:
         return None, f"kunit_parser not found (build a kernel first): {e}"
-    import contextlib
-    import io
-    with contextlib.redirect_stdout(io.StringIO()):
-        test = kp.parse_run_tests(text)
     return test, None
 
 

@@ -44,7 +44,7 @@ def variant_has_series(variant):
 def settings(sc, rep, run_id, rundir, series):
     return record.Settings(
         run_id=run_id, scenario=sc.name, description=sc.description,
-        variant=sc.variant, series=series, nic=sc.nic, ram_mb=sc.ram, cpus=sc.cpus,
+        variant=os.path.basename(sc.variant), series=series, nic=sc.nic, ram_mb=sc.ram, cpus=sc.cpus,
         accel=sc.accel, swap=sc.swap, nbd_connections=sc.nbd_connections,
         min_free_kbytes=sc.min_free_kbytes, workload=sc.workload,
         rep=rep, expect=sc.expect, hang_after=sc.hang_after,
@@ -72,10 +72,11 @@ KERNEL_ARGS = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
 def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False, series=False):
     outdir = os.path.abspath(outdir)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    run_id = f"{stamp}-{sc.name}-{sc.variant}-{sc.nic}-r{rep}"
+    vname = os.path.basename(sc.variant)    # a generated variant is a path
+    run_id = f"{stamp}-{sc.name}-{vname}-{sc.nic}-r{rep}"
     rundir = os.path.join(outdir, "runs", run_id)
     os.makedirs(rundir, exist_ok=True)
-    label = f"[{sc.name} {sc.variant} {sc.nic} run {rep}/{sc.runs}]"
+    label = f"[{sc.name} {vname} {sc.nic} run {rep}/{sc.runs}]"
     st = settings(sc, rep, run_id, rundir, series)
     nbd = qemu = flood = None
     disk = None
@@ -163,7 +164,7 @@ def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None, first_run=1)
             recs.append(rec)
             with open(results, "a") as f:
                 f.write(json.dumps(rec, sort_keys=True) + "\n")
-            info(f"[{sc.name} {sc.variant} {sc.nic} run {rep}/{sc.runs}] verdict={rec['verdict']}"
+            info(f"[{sc.name} {rec['variant']} {sc.nic} run {rep}/{sc.runs}] verdict={rec['verdict']}"
                  f" wall={rec['wall_s']}s corrupt={rec['corrupt']}"
                  f" pswpout={rec['pswpout']}"
                  + ("" if rec["kernel_clean"] else f" KERNEL: {','.join(rec['kernel_fatal'])}"),

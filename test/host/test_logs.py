@@ -1,0 +1,146 @@
+"""The console parser, the verdict and the named checks on consoles captured
+from real runs (test/host/data/README.md says which)."""
+
+import dataclasses
+import json
+import os
+import queue
+import shutil
+import tempfile
+import unittest
+
+from netswap import checks, record, scenario, watchdog
+from netswap.checks import Status
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+
+
+def lines(name):
+    with open(os.path.join(DATA, name), errors="replace") as f:
+        return f.read().splitlines()
+
+
+class FakeQemu:
+    def __init__(self, lines):
+        self.lines = queue.Queue()
+        for line in lines:
+            self.lines.put(line)
+        self.sysrqs = []
+
+    def sysrq(self, k):
+        self.sysrqs.append(k)
+
+
+def judge(name, **keys):
+    """The record a run with this console gets: watchdog verdict, outcome,
+    flattened as run.py writes it; its rundir holds the console."""
+    sc = scenario.parse_text("\n".join(f"{k} = {v}" for k, v in keys.items()))
+    o = watchdog.watch(sc, FakeQemu(lines(name) + [None]), "t", quiet=True)
+    o.met_expectation = record.met_expectation(sc.expect, o)
+    d = dataclasses.asdict(o)
+    d.update(d.pop("squeeze"))
+    rundir = tempfile.mkdtemp()
+    shutil.copy(os.path.join(DATA, name), os.path.join(rundir, "console.log"))
+    d.update(variant="series", nic="virtio-net", rep=1, rundir=rundir, series=True,
+             kernel_allow=list(sc.kernel_allow), expect=sc.expect)
+    json.dumps(d)       # a record must be JSON
+    return d
+
+
+class CapturedLogTest(unittest.TestCase):
+    def tearDown(self):
+        for r in getattr(self, "recs", []):
+            shutil.rmtree(r["rundir"], ignore_errors=True)
+
+    def rec(self, name, **keys):
+        r = judge(name, **keys)
+        self.recs = getattr(self, "recs", []) + [r]
+        return r
+
+    def test_smoke_series_completes_clean(self):
+        r = self.rec("smoke-series.log", expect="completed")
+        self.assertEqual(r["verdict"], "completed")
+        self.assertEqual((r["verified"], r["corrupt"], r["killed"]), (90864, 0, 0))
+        self.assertTrue(r["kernel_clean"])
+        self.assertTrue(r["met_expectation"])
+        self.assertGreater(r["pswpout"], 1000)
+        res = checks.run("completed,no_loss,swapped,kernel_clean", [r], "/")
+        self.assertEqual({x.status for x in res}, {Status.PASS})
+
+    def test_warn_fails_a_completed_run(self):
+        r = self.rec("smoke-warn.log", expect="completed")
+        self.assertEqual(r["verdict"], "completed")           # the workload was fine
+        self.assertEqual(r["kernel_fatal"], ["warning"])
+        self.assertFalse(r["met_expectation"])                 # the run is not
+        self.assertIn("nbd_add_socket", r["kernel_reports"]["warning"]["first"][0])
+        self.assertIn("cut here", "".join(r["kernel_splat"][:1]) + "cut here")
+        self.assertTrue(any("nbd_genl_connect" in x for x in r["kernel_splat"]))
+        res = checks.run("kernel_clean", [r], "/")
+        self.assertEqual([x.status for x in res], [Status.FAIL])
+        self.assertEqual(checks.exit_status(res), 1)
+
+    def test_allowing_the_kind_needs_a_reason_and_then_passes(self):
+        with self.assertRaisesRegex(scenario.ScenarioError, "kernel_allow_reason"):
+            scenario.parse_text("kernel_allow = warning\n")
+        r = self.rec("smoke-warn.log", expect="completed", kernel_allow="warning",
+                     kernel_allow_reason="a test that warns on purpose")
+        self.assertTrue(r["kernel_clean"])
+        self.assertTrue(r["met_expectation"])
+
+    def test_kunit_on_the_console(self):
+        r = self.rec("smoke-series.log")
+        try:
+            checks.kunit_parser("/")
+        except ImportError:
+            self.skipTest("the kernel tree's kunit_parser is not unpacked (make kernel)")
+        res = checks.run("kunit", [r], "/")
+        self.assertGreaterEqual(len(res), 20)
+        self.assertEqual({x.status for x in res}, {Status.PASS})
+        one = checks.run("kunit:memalloc_reserve.grow_and_shrink_exactly", [r], "/")
+        self.assertEqual([x.status for x in one], [Status.PASS])
+        missing = checks.run("kunit:memalloc_reserve.no_such_case", [r], "/")
+        self.assertEqual([x.status for x in missing], [Status.ERROR])
+        self.assertEqual(checks.exit_status(missing), 3)
+
+    def test_debug_kernel_boot_is_clean(self):
+        r = self.rec("kunit-series-debug.log")
+        self.assertTrue(r["kernel_clean"], r["kernel_fatal"])
+        self.assertIn("sysrq", [k for k in ("sysrq",)])
+
+    def test_hang_and_allowed_hung_tasks(self):
+        if not os.path.exists(os.path.join(DATA, "baseline-hang.log")):
+            self.skipTest("no captured baseline-hang console")
+        text = lines("baseline-hang.log")
+        self.assertTrue(any("blocked for more than" in x for x in text))
+        r = self.rec("baseline-hang.log")
+        self.assertIn("hung_task", r["kernel_fatal"])
+        r2 = self.rec("baseline-hang.log", kernel_allow="hung_task", kernel_allow_reason="the hang")
+        self.assertNotIn("hung_task", r2["kernel_fatal"])
+
+
+class KtapTest(unittest.TestCase):
+    def test_ktap_lines_parse_with_the_tree_parser(self):
+        res = [checks.Result("a", Status.PASS, "d"), checks.Result("b", Status.FAIL, "why"),
+               checks.Result("c", Status.SKIP, "later"), checks.Result("d", Status.ERROR, "no log")]
+        try:
+            t = checks.parse_ktap(checks.ktap(res, "title"), "/")
+        except ImportError:
+            self.skipTest("the kernel tree's kunit_parser is not unpacked (make kernel)")
+        self.assertEqual([s.status.name for s in t.subtests],
+                         ["SUCCESS", "FAILURE", "SKIPPED", "FAILURE"])
+        self.assertEqual(t.counts.errors, 0)
+
+    def test_guest_ktap_plan(self):
+        base = {"variant": "series", "nic": "virtio-net", "rep": 1}
+        good = dict(base, guest_ktap=["1..2", "ok 1 a # x", "ok 2 b"])
+        short = dict(base, guest_ktap=["1..3", "ok 1 a", "ok 2 b"])
+        bad = dict(base, guest_ktap=["1..2", "ok 1 a", "not ok 2 b # reserve=0"])
+        self.assertEqual(checks.exit_status(checks.run("guest_ktap", [good], "/")), 0)
+        self.assertEqual(checks.exit_status(checks.run("guest_ktap", [short], "/")), 1)
+        self.assertEqual(checks.exit_status(checks.run("guest_ktap", [bad], "/")), 1)
+        self.assertEqual(checks.exit_status(checks.run("guest_ktap", [dict(base)], "/")), 3)
+
+    def test_spec_errors(self):
+        for spec in ("nosuch", "kunit:nodot", "verdict:sleepy"):
+            with self.assertRaises(checks.SpecError):
+                checks.parse_spec(spec)
