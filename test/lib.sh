@@ -6,7 +6,7 @@ export NETSWAP_OUT=${NETSWAP_OUT:-$NETSWAP_ROOT/out}
 RUN=rig/netswap-run
 # guest RAM of the debug kernel (series-debug): KASAN's shadow takes 1/8 of
 # memory and its quarantine holds freed objects (docs/debug-kernel.md)
-DEBUG_RAM=${NETSWAP_DEBUG_RAM:-256M}
+export DEBUG_RAM=${NETSWAP_DEBUG_RAM:-256M}
 
 # Results: lines "ok N name" / "not ok N name # detail" (test/run.sh nests
 # and numbers them); "# " lines are progress.
