@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NBD_INIT_PASSWD		0x4e42444d41474943ULL	/* "NBDMAGIC" */
@@ -52,6 +53,8 @@
 
 /* Longest reply payload we accept: an error string is at most 4096 bytes. */
 #define MAX_REPLY		(64 * 1024)
+/* Most NBD_REP_INFO replies to one NBD_OPT_GO (we ask for two kinds). */
+#define MAX_INFO_REPLIES	64
 
 int server_parse(struct server *s, const char *host, const char *port)
 {
@@ -131,6 +134,7 @@ struct conn {
 	int fd;
 	int n;			/* connection number, from 1 */
 	int timeout_s;
+	struct timespec deadline;	/* the whole negotiation of this connection */
 	int clean;		/* the server ended an option with an error reply */
 	const struct server *s;
 };
@@ -140,12 +144,32 @@ struct conn {
  * exit code: EOF or a short read is a protocol error, a timeout too (the
  * server accepted the connection and then said nothing).
  */
+/* Milliseconds left until the connection's deadline, at least 0. */
+static int ms_left(const struct conn *c)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (c->deadline.tv_sec - now.tv_sec) * 1000LL + (c->deadline.tv_nsec - now.tv_nsec) / 1000000;
+	return ms < 0 ? 0 : ms;
+}
+
 static int rd(struct conn *c, void *buf, size_t len, const char *what)
 {
 	unsigned char *p = buf;
 	size_t got = 0;
 
 	while (got < len) {
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		int pr = poll(&pfd, 1, ms_left(c));
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr == 0)
+			return fail(XC_PROTOCOL,
+				    "connection %d: server %s did not finish the negotiation within %d s (waiting for %s, %zu of %zu bytes)",
+				    c->n, c->s->text, c->timeout_s, what, got, len);
 		ssize_t r = read(c->fd, p + got, len - got);
 
 		if (r > 0) {
@@ -159,9 +183,7 @@ static int rd(struct conn *c, void *buf, size_t len, const char *what)
 				    "connection %d: server %s closed the connection while sending %s (%zu of %zu bytes)",
 				    c->n, c->s->text, what, got, len);
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
-			return fail(XC_PROTOCOL,
-				    "connection %d: server %s sent nothing for %d s while sending %s (%zu of %zu bytes)",
-				    c->n, c->s->text, c->timeout_s, what, got, len);
+			continue;
 		return fail(XC_PROTOCOL, "connection %d: reading %s from %s: %s",
 			    c->n, what, c->s->text, strerror(errno));
 	}
@@ -242,7 +264,7 @@ static int tcp_connect(struct conn *c)
 		int r;
 
 		do
-			r = poll(&pfd, 1, c->timeout_s * 1000);
+			r = poll(&pfd, 1, ms_left(c));
 		while (r < 0 && errno == EINTR);
 		if (r == 0) {
 			err = ETIMEDOUT;
@@ -316,7 +338,7 @@ static int opt_go(struct conn *c, const char *name, struct nbd_export *ex)
 	size_t nlen = strlen(name);
 	uint32_t len = 4 + nlen + 2 + 2 * 2;
 	unsigned char *req = malloc(len), *p = req, *data;
-	int rc, have_export = 0;
+	int rc, have_export = 0, replies = 0;
 
 	if (!req)
 		return fail(XC_ERROR, "out of memory");
@@ -365,6 +387,12 @@ static int opt_go(struct conn *c, const char *name, struct nbd_export *ex)
 			break;
 		if (type == NBD_REP_INFO) {
 			uint16_t info;
+
+			if (++replies > MAX_INFO_REPLIES) {
+				rc = fail(XC_PROTOCOL, "connection %d: server %s sent more than %d NBD_REP_INFO replies",
+					  c->n, c->s->text, MAX_INFO_REPLIES);
+				break;
+			}
 
 			if (rlen < 2) {
 				rc = fail(XC_PROTOCOL, "connection %d: server %s: NBD_REP_INFO of %u bytes",
@@ -449,12 +477,9 @@ static int opt_export_name(struct conn *c, const char *name, struct nbd_export *
 	if (rc)
 		return rc;
 	/* a server without NBD_OPT_GO answers an unknown name by hanging up */
-	ssize_t r;
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 
-	do
-		r = recv(c->fd, rep, 1, MSG_PEEK);
-	while (r < 0 && errno == EINTR);
-	if (r == 0)
+	if (poll(&pfd, 1, ms_left(c)) > 0 && recv(c->fd, rep, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
 		return fail(XC_NOEXPORT,
 			    "server %s closed the connection after NBD_OPT_EXPORT_NAME: it has no export '%s' "
 			    "(or refused it; this server does not know NBD_OPT_GO and cannot say which)",
@@ -478,6 +503,8 @@ int nbd_open_export(const struct server *s, const char *name, int timeout_s, int
 	int rc;
 
 	memset(ex, 0, sizeof(*ex));
+	clock_gettime(CLOCK_MONOTONIC, &c.deadline);
+	c.deadline.tv_sec += timeout_s;
 	rc = tcp_connect(&c);
 	if (rc)
 		return rc;
