@@ -81,7 +81,7 @@ t "bad port" 2 "bad port" -- -n 127.0.0.1 70000 nbd0
 t "host name instead of an address" 2 "give an IPv4 or IPv6 address" -- -n localhost 10809 nbd0
 t "bad device" 2 "bad device" -- -n 127.0.0.1 10809 /dev/sda
 t "bad device for -d" 2 "bad device" -- -d nbdx
-t "export name over 4096 bytes" 2 "longer than 4096" -- -n -N "$(printf '%4097s' | tr ' ' x)" 127.0.0.1 1 nbd0
+t "export name over 4096 bytes" 2 "longer than 4096" -- -n -N "$(printf '%4097s' '' | tr ' ' x)" 127.0.0.1 1 nbd0
 t "--force without -d" 2 "--force goes with -d only" -- --force 127.0.0.1 1 nbd0
 t "--wait with --dry-run" 2 "do not go together" -- -n -w 127.0.0.1 1 nbd0
 t "without --dry-run the tool goes to netlink first (refused here by the guard)" 1 "not talking to the kernel" -- 127.0.0.1 1 nbd0
