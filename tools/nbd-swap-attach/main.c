@@ -440,7 +440,7 @@ static int check_export(const struct opts *o, const struct server *s, const stru
 }
 
 static void print_config(const struct opts *o, const struct server *s, const struct nbd_export *ex,
-			 const char *reconnect)
+			 int nconns, const char *reconnect)
 {
 	char fl[200];
 
@@ -456,7 +456,7 @@ static void print_config(const struct opts *o, const struct server *s, const str
 	else
 		printf("server_block_sizes=none\n");
 	printf("server_flags=0x%04x %s\n", ex->flags, fl);
-	printf("connections=%d\n", o->conns);
+	printf("connections=%d\n", nconns);
 	printf("timeout=%lu\n", o->timeout);
 	printf("dead_conn_timeout=%lu\n", o->dead_conn_timeout);
 	printf("reconnect=%s\n", reconnect);
@@ -593,7 +593,7 @@ static int do_attach(const struct opts *o)
 			 o->conns, o->conns > 1 ? "s" : "");
 	if (o->dry_run) {
 		printf("dry-run: would configure /dev/nbd%d:\n", o->index);
-		print_config(o, &s, &ex[0], how);
+		print_config(o, &s, &ex[0], nfds, how);
 		goto out;
 	}
 	for (int i = 0; i < nfds; i++) {
