@@ -33,7 +33,13 @@ command -v $T >/dev/null || { echo "NETSWAP: check tool-present FAIL no $T in th
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 progress 1
 
-# --- 1. without --no-reconnect: refused on a kernel that cannot reconnect by itself
+# --- 1. a dry run in the guest: what the server offers (flags, compared with the kernel's below)
+run -n -C 2 -N "$E" "$H" "$P" /dev/nbd0
+check dry-run "$rc" "rc=$rc"
+flags=$(echo "$out" | sed -n 's/^server_flags=\(0x[0-9a-f]*\).*/\1/p')
+check dry-run-configures-nothing "$(! connected nbd0; echo $?)" ""
+
+# --- without --no-reconnect: refused on a kernel that cannot reconnect by itself
 run -C 2 -N "$E" "$H" "$P" /dev/nbd0
 reconnect=no
 if [ "$rc" = 0 ]; then
@@ -61,9 +67,13 @@ connected nbd0; check device-connected $? "size=$(cat /sys/block/nbd0/size 2>/de
 	check two-memalloc-sockets "$([ "$(cat $V/memalloc_reserve_sockets)" = 2 ]; echo $?)" "sockets=$(cat $V/memalloc_reserve_sockets)"
 d=/sys/kernel/debug/nbd/nbd0
 if [ -d $d ]; then
-	check debugfs-blocksize "$([ "$(cat $d/blocksize)" = 4096 ]; echo $?)" "blocksize=$(cat $d/blocksize)"
+	check debugfs-blocksize "$([ "$(cat $d/blocksize_bits)" = 12 ]; echo $?)" "blocksize_bits=$(cat $d/blocksize_bits)"
 	check debugfs-size "$([ "$(cat $d/size_bytes)" = "$(($(cat /sys/block/nbd0/size) * 512))" ]; echo $?)" "size_bytes=$(cat $d/size_bytes)"
-	echo "NETSWAP: info debugfs flags=$(cat $d/flags 2>/dev/null | tr '\n' ' ') timeout=$(cat $d/timeout)"
+	# the request timeout in jiffies: 60 s at one of the HZ choices
+	to=$(cat $d/timeout)
+	check debugfs-timeout-60s "$(case $to in 6000|15000|18000|60000) echo 0 ;; *) echo 1 ;; esac)" "timeout=$to jiffies"
+	kflags=$(sed -n 's/^Hex: \(0x[0-9a-f]*\).*/\1/p' $d/flags)
+	check debugfs-server-flags "$([ -n "$flags" ] && [ $((kflags)) = $((flags)) ]; echo $?)" "kernel=$kflags server=$flags"
 fi
 progress 3
 
@@ -77,8 +87,11 @@ progress 4
 # --- 4. swap over it
 mkswap /dev/nbd0 >/dev/null && swapon /dev/nbd0
 check swapon $? "$(grep nbd0 /proc/swaps | tr -s ' \t' ' ')"
+out0=$(awk '/^pswpout/{print $2}' /proc/vmstat)
 swapstress -p 4 -s 1.2x -l 1; src=$?
 check swapstress "$src" "rc=$src"
+out1=$(awk '/^pswpout/{print $2}' /proc/vmstat)
+check swapped-out-to-nbd "$([ $((out1 - out0)) -gt 10000 ]; echo $?)" "pswpout+=$((out1 - out0))"
 run -d /dev/nbd0
 check detach-refused-while-swap "$([ "$rc" = 9 ]; echo $?)" "rc=$rc"
 has "is active swap"; check says-active-swap $? ""
