@@ -281,20 +281,25 @@ static void protect_self(int quiet)
 
 static int kernel_errno(int err, const char *what, int index)
 {
+	const char *km = nbdnl_kernel_message();
+	char says[300] = "";
+
+	if (*km)
+		snprintf(says, sizeof(says), " (kernel says: %s)", km);
 	switch (err) {
 	case EPERM:
 	case EACCES:
-		return fail(XC_PERM, "%s nbd%d: %s: needs root (CAP_SYS_ADMIN)", what, index, strerror(err));
+		return fail(XC_PERM, "%s nbd%d: %s: needs root (CAP_SYS_ADMIN)%s", what, index, strerror(err), says);
 	case EBUSY:
-		return fail(XC_BUSY, "%s nbd%d: device busy: it is already connected or being set up by another program",
-			    what, index);
+		return fail(XC_BUSY, "%s nbd%d: device busy: it is already connected or being set up by another program%s",
+			    what, index, says);
 	case ENOMEM:
-		return fail(XC_ERROR, "%s nbd%d: out of memory", what, index);
+		return fail(XC_ERROR, "%s nbd%d: out of memory%s", what, index, says);
 	case EIO:
 		return fail(XC_ERROR, "%s nbd%d: the netlink socket failed", what, index);
 	default:
-		return fail(XC_KERNEL, "%s nbd%d: the kernel refused: %s (dmesg says why)", what, index,
-			    strerror(err));
+		return fail(XC_KERNEL, "%s nbd%d: the kernel refused: %s%s (dmesg says more)", what, index,
+			    strerror(err), says);
 	}
 }
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/nbd-netlink.h>
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* State of one request: the kernel's errno, and what the reply carried. */
 struct req {
@@ -27,6 +29,34 @@ struct req {
 	int found, connected;	/* NBD_CMD_STATUS */
 };
 
+/* The kernel's extended ack message of the last error, if it sent one. */
+static char ext_msg[256];
+
+const char *nbdnl_kernel_message(void)
+{
+	return ext_msg;
+}
+
+static void save_ext_ack(const struct nlmsgerr *e)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)((const char *)e - NLMSG_HDRLEN);
+	struct nlattr *tb[NLMSGERR_ATTR_MAX + 1];
+	size_t off = sizeof(*e);
+	int len;
+
+	if (!(nlh->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - NLMSG_HDRLEN;
+	off = NLMSG_ALIGN(off);
+	len = (int)nlh->nlmsg_len - NLMSG_HDRLEN - (int)off;
+	if (len <= 0 || nla_parse(tb, NLMSGERR_ATTR_MAX, (struct nlattr *)((char *)e + off), len, NULL) < 0)
+		return;
+	if (tb[NLMSGERR_ATTR_MSG])
+		snprintf(ext_msg, sizeof(ext_msg), "%.*s", nla_len(tb[NLMSGERR_ATTR_MSG]),
+			 (const char *)nla_data(tb[NLMSGERR_ATTR_MSG]));
+}
+
 static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 {
 	struct req *r = arg;
@@ -34,6 +64,9 @@ static int on_error(struct sockaddr_nl *nla, struct nlmsgerr *e, void *arg)
 	(void)nla;
 	r->err = -e->error;
 	r->done = 1;
+	ext_msg[0] = 0;
+	if (r->err)
+		save_ext_ack(e);
 	return NL_STOP;
 }
 
@@ -156,6 +189,10 @@ struct nl_sock *nbdnl_open(void)
 		nl_socket_free(sk);
 		return NULL;
 	}
+	/* the kernel's reason with an error, where it gives one (best effort) */
+	int one = 1;
+
+	setsockopt(nl_socket_get_fd(sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	return sk;
 }
 

@@ -50,6 +50,7 @@ int nbdnl_family(struct nl_sock *sk, struct nbd_family *fam);
 int nbdnl_status(struct nl_sock *sk, const struct nbd_family *fam, int index, int *connected);
 int nbdnl_connect(struct nl_sock *sk, const struct nbd_family *fam, const struct nbd_config *cfg);
 int nbdnl_disconnect(struct nl_sock *sk, const struct nbd_family *fam, int index);
+const char *nbdnl_kernel_message(void);
 int nbdnl_watch(struct nl_sock *ev, const struct nbd_family *fam);
 int nbdnl_events(struct nl_sock *ev, int index, int ms, void (*on_dead)(int));
 
