@@ -40,7 +40,7 @@ flags=$(echo "$out" | sed -n 's/^server_flags=\(0x[0-9a-f]*\).*/\1/p')
 check dry-run-configures-nothing "$(! connected nbd0; echo $?)" ""
 
 # --- without --no-reconnect: refused on a kernel that cannot reconnect by itself
-run -C 2 -N "$E" "$H" "$P" /dev/nbd0
+run -T 3 -C 2 -N "$E" "$H" "$P" /dev/nbd0
 reconnect=no
 if [ "$rc" = 0 ]; then
 	reconnect=yes
@@ -56,8 +56,9 @@ echo "NETSWAP: info kernel_reconnect=$reconnect"
 progress 2
 
 # --- 2. attach with -C 2
+# (-T 3: the negotiation's socket timeouts are 3 s; the kernel must not inherit them)
 if [ "$reconnect" = no ]; then
-	run -C 2 --no-reconnect -N "$E" "$H" "$P" /dev/nbd0
+	run -T 3 -C 2 --no-reconnect -N "$E" "$H" "$P" /dev/nbd0
 	check attach-no-reconnect "$rc" "rc=$rc"
 	has "attaching without reconnect"; check says-attaching-without $? ""
 fi
@@ -75,6 +76,12 @@ if [ -d $d ]; then
 	kflags=$(sed -n 's/^Hex: \(0x[0-9a-f]*\).*/\1/p' $d/flags)
 	check debugfs-server-flags "$([ -n "$flags" ] && [ $((kflags)) = $((flags)) ]; echo $?)" "kernel=$kflags server=$flags"
 fi
+# idle longer than the negotiation's timeouts, then read: the connections must still live
+sleep 5
+dd if=/dev/nbd0 of=/dev/null bs=4096 count=1 skip=54321 2>/dev/null
+check read-after-idle $? ""
+check connections-survive-idle "$(! dmesg | grep -q 'nbd0: Receive control failed\|nbd0: Dead connection'; echo $?)" \
+	"$(dmesg | grep 'nbd0: Receive control failed\|nbd0: Dead connection' | tail -1)"
 progress 3
 
 # --- 3. busy: the same device again

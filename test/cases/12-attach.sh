@@ -12,7 +12,7 @@ n_ok=$(grep -ac "NETSWAP: check .* ok" "$RUNDIR/console.log")
 n_fail=$(grep -ac "NETSWAP: check .* FAIL" "$RUNDIR/console.log")
 note "guest checks: $n_ok ok, $n_fail failed"
 [ "$n_fail" -eq 0 ] || fail "$n_fail guest checks failed"
-[ "$n_ok" -ge 30 ] || fail "only $n_ok guest checks ran"
+[ "$n_ok" -ge 38 ] || fail "only $n_ok guest checks ran"
 [ "$(result_field "$RESULTS" verdict)" = completed ] || fail "verdict $(result_field "$RESULTS" verdict)"
 [ "$RUN_RC" -eq 0 ] || fail "runner exit $RUN_RC"
 pass "nbd-swap-attach attaches, swaps, detaches and reports every error path in the guest"
