@@ -250,6 +250,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->disconnect) {
 		if (optind != argc)
 			return fail(XC_USAGE, "-d DEVICE takes no other arguments");
+		if (o->dry_run || o->wait)
+			return fail(XC_USAGE, "-d does not go with --dry-run or --wait");
 		return parse_device(o->disconnect, &o->index);
 	}
 	if (o->force)

@@ -80,6 +80,8 @@ MUTATIONS = [
      "if (strlen(optarg) > NBD_EXPORT_NAME_MAX)", "if (0)"),
     ("force-anywhere", "main.c",
      "if (o->force)\n", "if (0)\n"),
+    ("disconnect-dry-run", "main.c",
+     "if (o->dry_run || o->wait)", "if (0)"),
     ("wait-with-dry-run", "main.c",
      "if (o->wait && o->dry_run)", "if (0)"),
     ("zero-dead-conn-timeout", "main.c",

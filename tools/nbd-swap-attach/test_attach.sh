@@ -84,6 +84,7 @@ t "bad device for -d" 2 "bad device" -- -d nbdx
 t "export name over 4096 bytes" 2 "longer than 4096" -- -n -N "$(printf '%4097s' '' | tr ' ' x)" 127.0.0.1 1 nbd0
 t "--force without -d" 2 "--force goes with -d only" -- --force 127.0.0.1 1 nbd0
 t "--wait with --dry-run" 2 "do not go together" -- -n -w 127.0.0.1 1 nbd0
+t "-d with --dry-run is refused, not carried out" 2 "-d does not go with --dry-run" -- -n -d nbd0
 t "without --dry-run the tool goes to netlink first (refused here by the guard)" 1 "not talking to the kernel" -- 127.0.0.1 1 nbd0
 t "-d goes to netlink (refused here by the guard)" 1 "not talking to the kernel" -- -d /dev/nbd0
 
