@@ -74,13 +74,15 @@ t "zero connections" 2 "bad number of connections" -- -n -C 0 127.0.0.1 1 nbd0
 t "too many connections" 2 "bad number of connections" -- -n -C 65 127.0.0.1 1 nbd0
 t "block size not a power of two" 2 "bad block size" -- -n -b 3000 127.0.0.1 1 nbd0
 t "block size above a page" 2 "bad block size" -- -n -b 8192 127.0.0.1 1 nbd0
-t "negative timeout" 2 "bad timeout" -- -n -t -1 127.0.0.1 1 nbd0
+t "timeout above a day" 2 "bad timeout" -- -n -t 86401 127.0.0.1 1 nbd0
+t "a negative number is not wrapped into range" 2 "bad number of connections" -- -n -C -18446744073709551614 127.0.0.1 1 nbd0
 t "timeout with trailing junk" 2 "bad timeout" -- -n -t 5s 127.0.0.1 1 nbd0
 t "dead-conn-timeout 0 without --no-reconnect" 2 "in-kernel reconnect needs it > 0" -- -n -D 0 127.0.0.1 1 nbd0
 t "bad port" 2 "bad port" -- -n 127.0.0.1 70000 nbd0
 t "host name instead of an address" 2 "give an IPv4 or IPv6 address" -- -n localhost 10809 nbd0
 t "bad device" 2 "bad device" -- -n 127.0.0.1 10809 /dev/sda
 t "bad device for -d" 2 "bad device" -- -d nbdx
+t "device number with trailing junk" 2 "bad device" -- -d nbd1x
 t "export name over 4096 bytes" 2 "longer than 4096" -- -n -N "$(printf '%4097s' '' | tr ' ' x)" 127.0.0.1 1 nbd0
 t "--force without -d" 2 "--force goes with -d only" -- --force 127.0.0.1 1 nbd0
 t "--wait with --dry-run" 2 "do not go together" -- -n -w 127.0.0.1 1 nbd0
