@@ -324,11 +324,17 @@ static int on_event(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
+static int no_seq_check(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	(void)arg;
+	return NL_OK;
+}
+
 int nbdnl_watch(struct nl_sock *ev, const struct nbd_family *fam)
 {
 	if (!fam->mcast_group)
 		return ENOENT;
-	nl_socket_disable_seq_check(ev);
 	if (nl_socket_add_membership(ev, fam->mcast_group) < 0)
 		return EIO;
 	return 0;
@@ -347,6 +353,8 @@ int nbdnl_events(struct nl_sock *ev, int index, int ms, void (*on_dead)(int))
 	cb = nl_cb_alloc(NL_CB_DEFAULT);
 	if (!cb)
 		return ENOMEM;
+	/* events carry no sequence number of ours: a fresh cb would check it and drop them */
+	nl_cb_set(cb, NL_CB_SEQ_CHECK, NL_CB_CUSTOM, no_seq_check, NULL);
 	nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, on_event, &w);
 	nl_recvmsgs(ev, cb);
 	nl_cb_put(cb);
