@@ -299,6 +299,9 @@ static int kernel_errno(int err, const char *what, int index)
 		return fail(XC_ERROR, "%s nbd%d: out of memory%s", what, index, says);
 	case EIO:
 		return fail(XC_ERROR, "%s nbd%d: the netlink socket failed", what, index);
+	case EAFNOSUPPORT:
+		return fail(XC_KERNEL, "%s nbd%d: the kernel cannot reconnect to this address family "
+			    "(an IPv6 server on a kernel without IPv6?)%s", what, index, says);
 	default:
 		return fail(XC_KERNEL, "%s nbd%d: the kernel refused: %s%s (dmesg says more)", what, index,
 			    strerror(err), says);
