@@ -81,7 +81,7 @@ t "dead-conn-timeout 0 without --no-reconnect" 2 "in-kernel reconnect needs it >
 t "bad port" 2 "bad port" -- -n 127.0.0.1 70000 nbd0
 t "host name instead of an address" 2 "give an IPv4 or IPv6 address" -- -n localhost 10809 nbd0
 t "bad device" 2 "bad device" -- -n 127.0.0.1 10809 /dev/sda
-t "bad device for -d" 2 "bad device" -- -d nbdx
+t "device without a number, for -d" 2 "bad device" -- -d /dev/nbd
 t "device number with trailing junk" 2 "bad device" -- -d nbd1x
 t "export name over 4096 bytes" 2 "longer than 4096" -- -n -N "$(printf '%4097s' '' | tr ' ' x)" 127.0.0.1 1 nbd0
 t "--force without -d" 2 "--force goes with -d only" -- --force 127.0.0.1 1 nbd0
