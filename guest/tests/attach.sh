@@ -98,6 +98,15 @@ out0=$(awk '/^pswpout/{print $2}' /proc/vmstat)
 swapstress -p 4 -s 1.2x -l 1; src=$?
 check swapstress "$src" "rc=$src"
 out1=$(awk '/^pswpout/{print $2}' /proc/vmstat)
+# the four workers have no start barrier: when they happen to run one after
+# another, each fits in RAM and nothing is swapped. Then keep all four mapped
+# at once for a while (duration mode), which must swap.
+if [ $((out1 - out0)) -le 10000 ]; then
+	echo "NETSWAP: info swapstress -l 1 swapped out $((out1 - out0)) pages; again with all workers mapped at once"
+	swapstress -p 4 -s 1.2x -d 15; src=$?
+	check swapstress-duration "$src" "rc=$src"
+	out1=$(awk '/^pswpout/{print $2}' /proc/vmstat)
+fi
 check swapped-out-to-nbd "$([ $((out1 - out0)) -gt 10000 ]; echo $?)" "pswpout+=$((out1 - out0))"
 run -d /dev/nbd0
 check detach-refused-while-swap "$([ "$rc" = 9 ]; echo $?)" "rc=$rc"
