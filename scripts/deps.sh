@@ -5,7 +5,8 @@ set -eu
 
 PKGS="linux-source-6.1 qemu-system-x86 qemu-utils busybox-static nbd-server nbd-client
 ccache build-essential flex bison bc cpio xz-utils kmod libelf-dev libssl-dev dwarves git
-python3 python3-ply python3-git iperf3 gnuplot-nox iproute2 procps socat nftables"
+python3 python3-ply python3-git iperf3 gnuplot-nox iproute2 procps socat nftables
+libnl-3-dev libnl-genl-3-dev nbdkit"
 
 missing=""
 for p in $PKGS; do
