@@ -19,6 +19,13 @@ KERNEL_PATTERNS = {
     "throttle_msg": re.compile(r"[Tt]hrottling .* reclaim"),
     "sysrq": re.compile(r"sysrq: "),
     "kunit_fail": re.compile(r"^\s*not ok \d+ "),
+    "warn": re.compile(r"WARNING: CPU: \d+ PID"),
+    # nbd's reconnect in the kernel
+    "nbd_conn_lost": re.compile(r"nbd\d+: connection \d+ lost, reconnecting"),
+    "nbd_reconnected": re.compile(r"nbd\d+: connection \d+ reconnected to "),
+    "nbd_reconnect_failed": re.compile(r"nbd\d+: reconnect: "),
+    "nbd_export_changed": re.compile(r"nbd\d+: export changed on reconnect"),
+    "nbd_gave_up": re.compile(r"nbd\d+: no connection after \d+ s \(dead_conn_timeout\)"),
 }
 
 

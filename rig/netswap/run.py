@@ -123,7 +123,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         "sysctl": " ".join(sc.sysctl), "kernel_args": sc.kernel_args, "env": " ".join(sc.env),
         "host_lo": netns.describe() if sc.host_lo_rate else "",
         "net": sc.net, "mtu": sc.mtu, "tap_rate": sc.tap_rate, "tap_queue_ms": sc.tap_queue_ms,
-        "tap_loss": sc.tap_loss,
+        "tap_loss": sc.tap_loss, "server_restart_at": sc.server_restart,
         "tap": (netns.describe(netns.TAP) + "\n" + netns.describe(netns.IFB)).strip()
         if sc.net == "tap" else "",
     }
@@ -143,7 +143,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False):
         for w in sc.env:
             k, v = w.split("=", 1)
             conf[k] = v
-        if sc.swap in ("nbd", "nbd-manual"):
+        if sc.swap in ("nbd", "nbd-attach", "nbd-manual"):
             nbd = procs.NbdServer(rundir, sc.export, sc.export_size, sc.nbd_port,
                                   sc.nbd_server)
             conf["NS_NBD_PORT"] = nbd.start()
@@ -215,6 +215,9 @@ def watch(sc, qemu, label, quiet, nbd=None):
     pause = ({"at": sc.server_pause[0], "for": sc.server_pause[1], "stopped": None,
               "resumed": None, "work": None, "recovered": None}
              if sc.server_pause and nbd else None)
+    if sc.server_restart and nbd:   # same bookkeeping as a pause; kill + restart
+        pause = {"at": sc.server_restart[0], "for": sc.server_restart[1], "stopped": None,
+                 "resumed": None, "work": None, "recovered": None, "restart": True}
 
     def drain(until):
         while True:
@@ -246,7 +249,9 @@ def watch(sc, qemu, label, quiet, nbd=None):
         if line:
             st.feed(line, now)
         status.show(now, t0, st)
-        if pause:
+        if pause and pause.get("restart"):
+            server_restart_step(pause, st, nbd, now, label, quiet)
+        elif pause:
             server_pause_step(pause, st, nbd, now, label, quiet)
         # silence while the server is stopped is not the guest's; after it
         # goes on, the guest gets hang_after seconds from that moment
@@ -293,7 +298,7 @@ def watch(sc, qemu, label, quiet, nbd=None):
     if pause:
         run_t = st.phases.get("run")
         r = lambda a, b: round(a - b, 1) if (a is not None and b is not None) else None
-        out["server_pause"] = {
+        out["server_restart" if pause.get("restart") else "server_pause"] = {
             "stopped_at_s": r(pause["stopped"], run_t),
             "stopped_for_s": r(pause["resumed"], pause["stopped"]),
             "progress_after_resume_s": r(pause["recovered"], pause["resumed"]),
@@ -325,6 +330,28 @@ def server_pause_step(pause, st, nbd, now, label, quiet):
         pause["recovered"] = now
 
 
+def server_restart_step(pause, st, nbd, now, label, quiet):
+    """Kill nbd-server `at` s into the workload, start a fresh one on the same
+    port and export `for` s later, and note when the guest's work grows again."""
+    run_t = st.phases.get("run")
+    if run_t is None:
+        return
+    if pause["stopped"] is None:
+        if now - run_t >= pause["at"]:
+            nbd.kill()
+            pause["stopped"] = now
+            pause["work_stop"] = st.work
+            info(f"{label} nbd-server killed (SIGKILL to its group), restart in {pause['for']}s", quiet)
+    elif pause["resumed"] is None:
+        if now - pause["stopped"] >= pause["for"]:
+            nbd.start(keep_export=True)
+            pause["resumed"] = now
+            pause["work"] = st.work
+            info(f"{label} nbd-server restarted on port {nbd.port}", quiet)
+    elif pause["recovered"] is None and st.work > pause["work"]:
+        pause["recovered"] = now
+
+
 def summarize(st, verdict, t0, stalls, dump_at):
     run_t = st.phases.get("run")
     done_t = st.phases.get("done")
@@ -350,6 +377,7 @@ def summarize(st, verdict, t0, stalls, dump_at):
         "kernel": st.kernel,
         "nic_driver": st.info.get("driver"),
         "min_free_kbytes_effective": console.num(st.info.get("min_free_kbytes")),
+        "nbd_reconnects": console.num(st.info.get("nbd_reconnects")),
     }
     for key, name in (("pswpin", "pswpin"), ("pswpout", "pswpout"),
                       ("pgscan_direct_throttle", "pgscan_direct_throttle"),

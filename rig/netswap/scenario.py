@@ -141,8 +141,10 @@ KEYS = {
     "cpus": (_int_range(1, 8), 2, "guest vCPUs"),
     "nic": (_choice("virtio-net", "e1000", "e1000e"), "virtio-net", "guest NIC model"),
     "accel": (_choice("tcg", "kvm"), "tcg", "QEMU accelerator (kvm only when asked)"),
-    "swap": (_choice("nbd", "nbd-manual", "vblk", "none"), "nbd",
-             "swap device: NBD, local virtio-blk, none; nbd-manual: server up, the test attaches"),
+    "swap": (_choice("nbd", "nbd-attach", "nbd-manual", "vblk", "none"), "nbd",
+             "swap device: NBD (nbd-client), NBD attached by nbd-swap-attach (NS_ATTACH_ARGS "
+             "in env: its options, commas for spaces), local virtio-blk, none; "
+             "nbd-manual: server up, the test attaches"),
     "export": (_export, None, "'auto' (sparse file per run) or an existing file to export"),
     "export_size": (_size_mb, 4096, "size of the automatic export / local disk"),
     "nbd_port": (_port, None, "'auto' or a fixed host port for nbd-server"),
@@ -160,6 +162,9 @@ KEYS = {
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
     "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
                      "workload, let it go on (SIGCONT) SECONDS later; 'none' = never"),
+    "server_restart": (_pause, None, "'AT:DOWN': kill nbd-server (its whole process group) AT "
+                       "seconds into the workload, start a fresh one on the same port and export "
+                       "DOWN seconds later; 'none' = never"),
     "nbd_timeout": (_int_range(0, 86400), 0, "nbd-client -t in seconds (0 = nbd-client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces; "
