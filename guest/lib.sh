@@ -44,16 +44,44 @@ ktap_done() { # exit status of the script: 0 when every result was ok
 
 # --- NBD: the one way the guest attaches and detaches a device. Settings
 # come from run.conf (rig/netswap/guestenv.py): NS_NBD_HOST, NS_NBD_PORT,
-# NS_NBD_EXPORT, NS_NBD_BS, NS_NBD_TIMEOUT.
+# NS_NBD_EXPORT, NS_NBD_BS, NS_NBD_TIMEOUT, NS_NBD_CLIENT (attach: our
+# tools/nbd-swap-attach; nbd-client: Debian's, netlink, its defaults),
+# NS_NBD_RECONNECT (auto, yes, no) and NS_NBD_DEAD_CONN_TIMEOUT.
 ns_nbd_attach() { # DEVICE CONNECTIONS [more client arguments]
 	_dev=$1 _conns=$2
 	shift 2
-	set -- -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev" -b "$NS_NBD_BS" "$@"
-	[ "$_conns" -gt 1 ] && set -- "$@" -C "$_conns"
+	if [ "$NS_NBD_CLIENT" = nbd-client ]; then
+		set -- -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev" -b "$NS_NBD_BS" "$@"
+		[ "$_conns" -gt 1 ] && set -- "$@" -C "$_conns"
+		[ "$NS_NBD_TIMEOUT" -gt 0 ] && set -- "$@" -t "$NS_NBD_TIMEOUT"
+		nbd-client "$@"
+		return
+	fi
+	set -- -C "$_conns" -b "$NS_NBD_BS" -N "$NS_NBD_EXPORT" -D "$NS_NBD_DEAD_CONN_TIMEOUT" "$@"
 	[ "$NS_NBD_TIMEOUT" -gt 0 ] && set -- "$@" -t "$NS_NBD_TIMEOUT"
-	nbd-client "$@"
+	[ "$NS_NBD_RECONNECT" = no ] && set -- "$@" --no-reconnect
+	nbd-swap-attach "$@" "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev"
+	_rc=$?
+	if [ $_rc = 8 ] && [ "$NS_NBD_RECONNECT" = auto ]; then
+		# exit 8: this kernel cannot reconnect by itself (stock 6.1)
+		ns_say "info nbd_kernel_reconnect=no"
+		nbd-swap-attach "$@" --no-reconnect "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev"
+		return
+	fi
+	[ $_rc = 0 ] && [ "$NS_NBD_RECONNECT" != no ] && ns_say "info nbd_kernel_reconnect=yes"
+	return $_rc
 }
 
 ns_nbd_detach() { # DEVICE
-	nbd-client -d "$1"
+	if [ "$NS_NBD_CLIENT" = nbd-client ]; then
+		nbd-client -d "$1"
+	else
+		nbd-swap-attach -d "$1"
+	fi
+}
+
+# successful kernel reconnects of a device (0 when nbd has no such counter)
+ns_nbd_reconnects() { # DEVICE-NAME
+	grep -qs " /sys/kernel/debug " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	cat "/sys/kernel/debug/nbd/$1/reconnects" 2>/dev/null || echo 0
 }

@@ -5,15 +5,18 @@
 # the errors that need a kernel (already connected, active swap, not
 # connected, missing export, unreachable server, an index the kernel refuses)
 # give their documented exit codes and leave no device configured.
-# Prints "NETSWAP: check NAME ok|FAIL ..." lines; exits 1 if any check failed.
+# Prints KTAP (guest/lib.sh), its plan after the last result (the number of
+# checks depends on whether the kernel reconnects by itself); exits 1 if any
+# result failed.
+# shellcheck source=guest/lib.sh
+. /lib/netswap.sh
 T=nbd-swap-attach
 H=$NS_NBD_HOST P=$NS_NBD_PORT E=$NS_NBD_EXPORT
 V=/proc/sys/vm
-fails=0
 check() { # NAME CONDITION-RESULT DETAIL
-	if [ "$2" = 0 ]; then echo "NETSWAP: check $1 ok $3"; else echo "NETSWAP: check $1 FAIL $3"; fails=$((fails + 1)); fi
+	ktap_result "$2" "$1" "$3"
 }
-progress() { echo "NETSWAP: progress n=$1"; }
+progress() { ns_progress "$1"; }
 # run the tool: sets rc and out (stdout and stderr), echoes the output for the log
 run() {
 	out=$("$T" "$@" 2>&1); rc=$?
@@ -29,7 +32,7 @@ wait_sockets() { # COUNT
 	done
 }
 
-command -v $T >/dev/null || { echo "NETSWAP: check tool-present FAIL no $T in the initramfs"; exit 1; }
+command -v $T >/dev/null || { check tool-present 1 "no $T in the initramfs"; ktap_plan 1; exit 1; }
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 progress 1
 
@@ -160,5 +163,5 @@ sed 's/^/NETSWAP: info wait: /' /tmp/wait.log
 grep -q "nbd1: disconnected; exiting" /tmp/wait.log; check wait-logs-disconnect $? ""
 progress 8
 
-echo "NETSWAP: checks failed=$fails"
-[ "$fails" = 0 ]
+ktap_plan "$KTAP_N"
+ktap_done

@@ -105,6 +105,9 @@ def main(argv=None):
                 print(f"{sc.name}: ok ({sc.variant}, {sc.nic}, {sc.workload})")
             return 0
         for sc in scs:
+            if sc.server_restart and sc.swap not in ("nbd", "nbd-manual"):
+                raise scenario.ScenarioError(f"{sc.name}: server_restart needs an nbd server "
+                                             f"(got swap = {sc.swap})")
             if sc.server_pause and sc.swap not in ("nbd", "nbd-manual"):
                 raise scenario.ScenarioError(f"{sc.name}: server_pause needs swap = nbd "
                                              f"(got swap = {sc.swap})")

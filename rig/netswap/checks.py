@@ -164,6 +164,28 @@ def server_pause(recs, root):
                    f"work_at_stop={p.get('work_at_stop')} work_at_resume={p.get('work_at_resume')}")
 
 
+@check
+def reconnect(recs, root):
+    """The server went away and came back; the kernel saw the connection die,
+    reconnected by itself (counted by nbd's debugfs), and no I/O failed."""
+    for r in recs:
+        k = r.get("kernel") or {}
+        p = r.get("server_restart") or r.get("server_pause") or {}
+        yield cond(r, "server restarted", p.get("stopped_for_s") is not None,
+                   f"down_for_s={p.get('stopped_for_s')} asked={p.get('asked_for_s')}")
+        yield cond(r, "connection loss seen", (k.get("nbd_conn_lost") or 0) >= 1,
+                   f"lost={k.get('nbd_conn_lost')}")
+        yield cond(r, "reconnected in the kernel",
+                   (k.get("nbd_reconnected") or 0) >= 1 and (r.get("nbd_reconnects") or 0) >= 1,
+                   f"log={k.get('nbd_reconnected')} debugfs={r.get('nbd_reconnects')}")
+        errs = {x: k.get(x) or 0 for x in ("swap_io_error", "block_io_error", "nbd_gave_up",
+                                           "nbd_dead_conn")}
+        yield cond(r, "no I/O failed", not any(errs.values()),
+                   " ".join(f"{x}={n}" for x, n in errs.items()))
+        yield cond(r, "progress after the restart", p.get("progress_after_resume_s") is not None,
+                   f"progress_after_resume_s={p.get('progress_after_resume_s')}")
+
+
 # --- the receive-reserve reproducer --------------------------------------
 
 def _squeeze_line(r):

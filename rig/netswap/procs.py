@@ -80,8 +80,8 @@ class NbdServer:
         self.conf = None
         self.log = os.path.join(rundir, "nbd-server.log")
 
-    def start(self, timeout=10.0):
-        if self.auto_export:
+    def start(self, timeout=10.0, keep_export=False):
+        if self.auto_export and not keep_export:
             with open(self.export, "wb") as f:
                 f.truncate(self.size_mb << 20)   # sparse
         elif not os.path.isfile(self.export):
@@ -169,6 +169,22 @@ class NbdServer:
             return b"nbd-server" in cmd and (self.conf or "").encode() in cmd
         except OSError:
             return False
+
+    def kill(self):
+        """Kill the daemon and its per-client children at once (a crash, not
+        a shutdown), keeping the export for a restart with start(keep_export=True)."""
+        pid = self.pid or self._read_pid()
+        if not (pid and self._is_ours(pid)):
+            raise RigError("nbd-server is not running: cannot kill it")
+        os.killpg(pid, signal.SIGKILL)
+        end = time.monotonic() + 5.0
+        while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
+            time.sleep(0.05)
+        self.pid = None
+        try:
+            os.unlink(self.pidfile)
+        except OSError:
+            pass
 
     def stop(self):
         pid = self.pid or self._read_pid()

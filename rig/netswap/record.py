@@ -108,6 +108,9 @@ class Outcome:
     udp_sent: Optional[int] = None
     squeeze: dict = field(default_factory=dict)          # console.squeeze_summary
     server_pause: Optional[dict] = None
+    server_restart: Optional[dict] = None
+    nbd_kernel_reconnect: Optional[str] = None   # the attach tool's word: yes / no
+    nbd_reconnects: Optional[int] = None         # nbd's debugfs count at the end
     met_expectation: Optional[bool] = None
 
 
@@ -170,6 +173,8 @@ def outcome(st, verdict, t0, stalls, allowed=()):
         vm_max_writeback_pages=extreme("nr_writeback", max),
         vm_max_tcp_mem_pages=extreme("Sockstat.TCP.mem", max),
         udp_received=st.udp_received,
+        nbd_kernel_reconnect=st.info.get("nbd_kernel_reconnect"),
+        nbd_reconnects=console.num(st.info.get("nbd_reconnects")),
         squeeze=console.squeeze_summary(st.squeeze) or {},
     )
     for key, name in VM_DELTAS:
@@ -192,8 +197,9 @@ def flatten(settings, o):
     d = {"schema": SCHEMA, **asdict(settings), **asdict(o)}
     sq = d.pop("squeeze") or {}
     d.update(sq)
-    if d.get("server_pause") is None:
-        d.pop("server_pause")
+    for k in ("server_pause", "server_restart"):
+        if d.get(k) is None:
+            d.pop(k)
     return d
 
 

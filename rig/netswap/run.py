@@ -125,7 +125,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False, series=False):
         if qemu:
             qemu.stop()
         if nbd:
-            if sc.server_pause:
+            if sc.server_pause or sc.server_restart:
                 try:
                     nbd.signal_group(signal.SIGCONT)   # a stopped daemon ignores SIGTERM
                 except (RigError, OSError):

@@ -157,7 +157,17 @@ KEYS = {
     "nic": (_choice("virtio-net", "e1000", "e1000e"), "virtio-net", "guest NIC model"),
     "accel": (_choice("tcg", "kvm"), "tcg", "QEMU accelerator (kvm only when asked)"),
     "swap": (_choice("nbd", "nbd-manual", "vblk", "none"), "nbd",
-             "swap device: NBD, local virtio-blk, none; nbd-manual: server up, the test attaches"),
+             "swap device: NBD (attached with nbd_client), local virtio-blk, none; "
+             "nbd-manual: server up, the test attaches"),
+    "nbd_client": (_choice("attach", "nbd-client"), "attach",
+                   "who attaches NBD in the guest: tools/nbd-swap-attach, or Debian's nbd-client "
+                   "(netlink, its defaults)"),
+    "nbd_reconnect": (_choice("auto", "yes", "no"), "auto",
+                      "nbd-swap-attach: kernel reconnect when the kernel has it (auto), required "
+                      "(yes), or --no-reconnect (no)"),
+    "nbd_dead_conn_timeout": (_int_range(0, 86400), 120,
+                              "nbd-swap-attach -D: seconds the kernel keeps I/O waiting for a dead "
+                              "connection to come back"),
     "export": (_export, None, "'auto' (sparse file per run) or an existing file to export"),
     "export_size": (_size_mb, 4096, "size of the automatic export / local disk"),
     "nbd_port": (_port, None, "'auto' or a fixed host port for nbd-server"),
@@ -175,7 +185,10 @@ KEYS = {
                      "whose loopback is limited to this rate (tc tbf, e.g. 80mbit)"),
     "server_pause": (_pause, None, "'AT:SECONDS': stop nbd-server (SIGSTOP) AT seconds into the "
                      "workload, let it go on (SIGCONT) SECONDS later; 'none' = never"),
-    "nbd_timeout": (_int_range(0, 86400), 0, "nbd-client -t in seconds (0 = nbd-client's default)"),
+    "server_restart": (_pause, None, "'AT:DOWN': kill nbd-server (its whole process group) AT "
+                       "seconds into the workload, start a fresh one on the same port and export "
+                       "DOWN seconds later; 'none' = never"),
+    "nbd_timeout": (_int_range(0, 86400), 0, "request timeout (-t) in seconds (0 = the client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces; "
                "commas separate a vector's fields (net.ipv4.tcp_wmem=4096,16384,4194304)"),
@@ -267,6 +280,8 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
     elif sc["host_lo_rate"]:
         raise ScenarioError(f"{where}: host_lo_rate shapes the user-mode link; with net = tap "
                             "use tap_rate")
+    if sc["server_pause"] and sc["server_restart"]:
+        raise ScenarioError(f"{where}: server_pause and server_restart exclude each other")
     if sc["kernel_allow"] and not sc["kernel_allow_reason"].strip():
         raise ScenarioError(f"{where}: kernel_allow needs kernel_allow_reason: say why the "
                             "scenario provokes these reports")

@@ -51,9 +51,13 @@ def watch(sc, qemu, label, quiet, nbd=None):
     t0 = time.monotonic()
     verdict = None
     stalls = []
-    pause = ({"at": sc.server_pause[0], "for": sc.server_pause[1], "stopped": None,
-              "resumed": None, "work": None, "recovered": None}
-             if sc.server_pause and nbd else None)
+    # a server pause (SIGSTOP/SIGCONT) or restart (kill, start again): the
+    # same bookkeeping, a different step
+    pause = None
+    for key, step in (("server_pause", server_pause_step), ("server_restart", server_restart_step)):
+        if sc[key] and nbd:
+            pause = {"at": sc[key][0], "for": sc[key][1], "stopped": None, "resumed": None,
+                     "work": None, "recovered": None, "key": key, "step": step}
 
     def drain(until):
         while True:
@@ -86,7 +90,7 @@ def watch(sc, qemu, label, quiet, nbd=None):
             st.feed(line, now)
         status.show(now, t0, st)
         if pause:
-            server_pause_step(pause, st, nbd, now, label, quiet)
+            pause["step"](pause, st, nbd, now, label, quiet)
         # silence while the server is stopped is not the guest's; after it
         # goes on, the guest gets hang_after seconds from that moment
         since = st.last_work_time
@@ -133,14 +137,14 @@ def watch(sc, qemu, label, quiet, nbd=None):
 
         def r(a, b):
             return round(a - b, 1) if (a is not None and b is not None) else None
-        out.server_pause = {
+        setattr(out, pause["key"], {
             "asked_at_s": pause["at"], "asked_for_s": pause["for"],
             "stopped_at_s": r(pause["stopped"], run_t),
             "stopped_for_s": r(pause["resumed"], pause["stopped"]),
             "progress_after_resume_s": r(pause["recovered"], pause["resumed"]),
             "work_at_stop": pause.get("work_stop"),      # verified + filled pages
             "work_at_resume": pause["work"],
-        }
+        })
     return out
 
 
@@ -162,5 +166,28 @@ def server_pause_step(pause, st, nbd, now, label, quiet):
             pause["resumed"] = now
             pause["work"] = st.work
             info(f"{label} nbd-server continued (SIGCONT)", quiet)
+    elif pause["recovered"] is None and st.work > pause["work"]:
+        pause["recovered"] = now
+
+
+def server_restart_step(pause, st, nbd, now, label, quiet):
+    """Kill nbd-server `at` s into the workload (SIGKILL to its process group,
+    as a crash would), start a fresh one on the same port and export `for` s
+    later, and note when the guest's work first grows again."""
+    run_t = st.phases.get("run")
+    if run_t is None:
+        return
+    if pause["stopped"] is None:
+        if now - run_t >= pause["at"]:
+            nbd.kill()
+            pause["stopped"] = now
+            pause["work_stop"] = st.work
+            info(f"{label} nbd-server killed, restart in {pause['for']}s", quiet)
+    elif pause["resumed"] is None:
+        if now - pause["stopped"] >= pause["for"]:
+            nbd.start(keep_export=True)
+            pause["resumed"] = now
+            pause["work"] = st.work
+            info(f"{label} nbd-server restarted on port {nbd.port}", quiet)
     elif pause["recovered"] is None and st.work > pause["work"]:
         pause["recovered"] = now

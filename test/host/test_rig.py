@@ -166,9 +166,10 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual((sc.ram, sc.runs), (512, 3))
 
     def test_every_shipped_scenario_parses(self):
-        d = os.path.join(scenario.ROOT, "rig", "scenarios")
-        for f in sorted(os.listdir(d)):
-            scenario.load(os.path.join(d, f))
+        for d in scenario.SCENARIO_DIRS:
+            for f in sorted(os.listdir(d)):
+                if f != "bad-key.scn":          # bad on purpose (case 03)
+                    scenario.load(os.path.join(d, f))
 
     def test_missing_file(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "no scenario file"):
@@ -308,6 +309,62 @@ class VerdictTest(unittest.TestCase):
         self.assertGreaterEqual(time.monotonic() - t, 1 + 6 + 5)
         self.assertEqual(r["server_pause"]["stopped_for_s"], round(cont_t - stop_t, 1))
         self.assertIsNone(r["server_pause"]["progress_after_resume_s"])
+
+
+class ServerRestartTest(unittest.TestCase):
+    def sc(self, **kw):
+        return scenario.parse_text("\n".join(f"{k} = {v}" for k, v in kw.items()))
+
+    def test_key(self):
+        self.assertEqual(self.sc(server_restart="10:5").server_restart, (10, 5))
+        self.assertIsNone(self.sc().server_restart)
+        with self.assertRaises(scenario.ScenarioError):
+            self.sc(server_restart="10")
+        self.assertEqual(self.sc(nbd_client="nbd-client").nbd_client, "nbd-client")
+        with self.assertRaisesRegex(scenario.ScenarioError, "exclude each other"):
+            self.sc(server_restart="10:5", server_pause="10:5")
+
+    def test_kill_then_fresh_server_on_time(self):
+        """The server is killed AT s into the run and started again (same
+        export kept) DOWN s later; silence while it is down is not judged."""
+        watchdog.DUMP_WAIT = 1
+
+        class FakeNbd:
+            port = 12345
+
+            def __init__(self):
+                self.calls = []
+
+            def kill(self):
+                self.calls.append(("kill", time.monotonic()))
+
+            def start(self, keep_export=False):
+                self.calls.append(("start", time.monotonic(), keep_export))
+
+        nbd = FakeNbd()
+        q = FakeQemu(STARTED)    # run started, then silence
+        r = watch(self.sc(hang_after=5, sysrq_dump="w", server_restart="1:4"), q, "t",
+                  quiet=True, nbd=nbd)
+        self.assertEqual([c[0] for c in nbd.calls], ["kill", "start"])
+        self.assertTrue(nbd.calls[1][2], "the restarted server must keep the export")
+        self.assertGreaterEqual(nbd.calls[1][1] - nbd.calls[0][1], 3.5)
+        self.assertEqual(r["verdict"], "hung")
+        self.assertIsNotNone(r["server_restart"])
+        self.assertIsNone(r["server_pause"])
+
+    def test_reconnect_lines_counted(self):
+        st = console.ConsoleState()
+        for line in ["[   14.1] block nbd0: connection 0 lost, reconnecting",
+                     "[   14.2] block nbd0: reconnect: connection 0 to 10.0.2.2:1: cannot connect (-111)",
+                     "[   21.4] block nbd0: connection 0 reconnected to 10.0.2.2:45619 (attempt 4)",
+                     "[   35.9] block nbd0: no connection after 20 s (dead_conn_timeout), failing I/O",
+                     "[   36.0] block nbd0: export changed on reconnect (size 1 -> 2, flags 0x1 -> 0x1), "
+                     "not reconnecting",
+                     "[   37.0] WARNING: CPU: 1 PID: 77 at net/core/sock.c:1 f+0x1/0x2"]:
+            st.feed(line)
+        for k in ("nbd_conn_lost", "nbd_reconnect_failed", "nbd_reconnected", "nbd_gave_up",
+                  "nbd_export_changed", "warning"):
+            self.assertEqual(st.kernel[k], 1, k)
 
 
 class ReportTest(unittest.TestCase):
