@@ -71,7 +71,7 @@ KINDS = (
     _k("nbd_gave_up", r"nbd\d+: no connection after \d+ s", False, "nbd gave up (dead_conn_timeout)"),
     _k("nbd_export_changed", r"nbd\d+: export changed on reconnect", False, "nbd export changed"),
     _k("nbd_dead_conn", r"Dead connection, failed to find a fallback", False,
-       "nbd request failed on a dead connection"),
+       "nbd request found no live connection (it fails unless a dead-connection timeout is set)"),
     _k("block_io_error", r"I/O error, dev \S+, sector", False, "block I/O error"),
     _k("throttle_msg", r"[Tt]hrottling .* reclaim", False, "throttled reclaim message"),
     _k("sysrq", r"sysrq: ", False, "sysrq handled"),
