@@ -81,6 +81,8 @@ class ConsoleState:
                     self.done_rc = num(fields.get("rc"))
             elif what == "info":
                 self.info.update(fields)
+            elif what == "squeeze" and rest.strip().startswith("begin"):
+                self.phases.setdefault("squeeze", now)     # the hold starts now
             elif what == "ktap":
                 self.ktap.append(rest.strip())
             elif what == "error":

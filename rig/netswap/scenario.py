@@ -188,6 +188,9 @@ KEYS = {
     "server_restart": (_pause, None, "'AT:DOWN': kill nbd-server (its whole process group) AT "
                        "seconds into the workload, start a fresh one on the same port and export "
                        "DOWN seconds later; 'none' = never"),
+    "server_clock": (_choice("run", "squeeze"), "run",
+                     "what server_pause/server_restart's AT counts from: the workload's start, or "
+                     "the start of the squeeze fixture's hold (guest/tests/rx-squeeze.sh)"),
     "nbd_timeout": (_int_range(0, 86400), 0, "request timeout (-t) in seconds (0 = the client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces; "

@@ -57,7 +57,8 @@ def watch(sc, qemu, label, quiet, nbd=None):
     for key, step in (("server_pause", server_pause_step), ("server_restart", server_restart_step)):
         if sc[key] and nbd:
             pause = {"at": sc[key][0], "for": sc[key][1], "stopped": None, "resumed": None,
-                     "work": None, "recovered": None, "key": key, "step": step}
+                     "work": None, "recovered": None, "key": key, "step": step,
+                     "clock": sc.server_clock}
 
     def drain(until):
         while True:
@@ -133,12 +134,12 @@ def watch(sc, qemu, label, quiet, nbd=None):
     status.show(time.monotonic(), t0, st, force=True)
     out = record.outcome(st, verdict, t0, stalls, sc.kernel_allow)
     if pause:
-        run_t = st.phases.get("run")
+        run_t = st.phases.get(pause["clock"])
 
         def r(a, b):
             return round(a - b, 1) if (a is not None and b is not None) else None
         setattr(out, pause["key"], {
-            "asked_at_s": pause["at"], "asked_for_s": pause["for"],
+            "asked_at_s": pause["at"], "asked_for_s": pause["for"], "clock": pause["clock"],
             "stopped_at_s": r(pause["stopped"], run_t),
             "stopped_for_s": r(pause["resumed"], pause["stopped"]),
             "progress_after_resume_s": r(pause["recovered"], pause["resumed"]),
@@ -151,7 +152,7 @@ def watch(sc, qemu, label, quiet, nbd=None):
 def server_pause_step(pause, st, nbd, now, label, quiet):
     """Stop nbd-server `at` s into the workload, let it go on `for` s later,
     and note when the guest's work first grows again."""
-    run_t = st.phases.get("run")
+    run_t = st.phases.get(pause["clock"])
     if run_t is None:
         return
     if pause["stopped"] is None:
@@ -174,7 +175,7 @@ def server_restart_step(pause, st, nbd, now, label, quiet):
     """Kill nbd-server `at` s into the workload (SIGKILL to its process group,
     as a crash would), start a fresh one on the same port and export `for` s
     later, and note when the guest's work first grows again."""
-    run_t = st.phases.get("run")
+    run_t = st.phases.get(pause["clock"])
     if run_t is None:
         return
     if pause["stopped"] is None:

@@ -352,6 +352,33 @@ class ServerRestartTest(unittest.TestCase):
         self.assertIsNotNone(r["server_restart"])
         self.assertIsNone(r["server_pause"])
 
+    def test_clock_can_be_the_squeeze_hold(self):
+        """server_clock = squeeze: AT counts from the guest's "squeeze begin";
+        a run whose hold never starts never kills the server."""
+        watchdog.DUMP_WAIT = 1
+
+        class FakeNbd:
+            port = 1
+
+            def __init__(self):
+                self.calls = []
+
+            def kill(self):
+                self.calls.append("kill")
+
+            def start(self, keep_export=False):
+                self.calls.append("start")
+
+        sc = self.sc(hang_after=5, sysrq_dump="w", server_restart="1:1", server_clock="squeeze")
+        nbd = FakeNbd()
+        watch(sc, FakeQemu(STARTED), "t", quiet=True, nbd=nbd)
+        self.assertEqual(nbd.calls, [])
+        nbd = FakeNbd()
+        r = watch(sc, FakeQemu(STARTED + ["NETSWAP: squeeze begin permille=250 seconds=30"]), "t",
+                  quiet=True, nbd=nbd)
+        self.assertEqual(nbd.calls, ["kill", "start"])
+        self.assertEqual(r["server_restart"]["clock"], "squeeze")
+
     def test_reconnect_lines_counted(self):
         st = console.ConsoleState()
         for line in ["[   14.1] block nbd0: connection 0 lost, reconnecting",
