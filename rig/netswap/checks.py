@@ -170,8 +170,8 @@ def reconnect(recs, root):
     reconnected by itself (counted by nbd's debugfs), and no I/O failed."""
     for r in recs:
         k = r.get("kernel") or {}
-        p = r.get("server_restart") or r.get("server_pause") or {}
-        yield cond(r, "server restarted", p.get("stopped_for_s") is not None,
+        p = r.get("server_restart") or r.get("link_outage") or r.get("server_pause") or {}
+        yield cond(r, "server or link went away and came back", p.get("stopped_for_s") is not None,
                    f"down_for_s={p.get('stopped_for_s')} asked={p.get('asked_for_s')}")
         yield cond(r, "connection loss seen", (k.get("nbd_conn_lost") or 0) >= 1,
                    f"lost={k.get('nbd_conn_lost')}")

@@ -109,6 +109,7 @@ class Outcome:
     squeeze: dict = field(default_factory=dict)          # console.squeeze_summary
     server_pause: Optional[dict] = None
     server_restart: Optional[dict] = None
+    link_outage: Optional[dict] = None
     nbd_kernel_reconnect: Optional[str] = None   # the attach tool's word: yes / no
     nbd_reconnects: Optional[int] = None         # nbd's debugfs count at the end
     met_expectation: Optional[bool] = None
@@ -197,7 +198,7 @@ def flatten(settings, o):
     d = {"schema": SCHEMA, **asdict(settings), **asdict(o)}
     sq = d.pop("squeeze") or {}
     d.update(sq)
-    for k in ("server_pause", "server_restart"):
+    for k in ("server_pause", "server_restart", "link_outage"):
         if d.get(k) is None:
             d.pop(k)
     return d

@@ -188,6 +188,8 @@ KEYS = {
     "server_restart": (_pause, None, "'AT:DOWN': kill nbd-server (its whole process group) AT "
                        "seconds into the workload, start a fresh one on the same port and export "
                        "DOWN seconds later; 'none' = never"),
+    "link_outage": (_pause, None, "'AT:DOWN': take the tap link down (net = tap) AT seconds into "
+                    "the workload and up again DOWN seconds later; nbd-server keeps running"),
     "server_clock": (_choice("run", "squeeze"), "run",
                      "what server_pause/server_restart's AT counts from: the workload's start, or "
                      "the start of the squeeze fixture's hold (guest/tests/rx-squeeze.sh)"),
@@ -283,8 +285,10 @@ def parse_text(text, name="<scenario>", overrides=(), where=None):
     elif sc["host_lo_rate"]:
         raise ScenarioError(f"{where}: host_lo_rate shapes the user-mode link; with net = tap "
                             "use tap_rate")
-    if sc["server_pause"] and sc["server_restart"]:
-        raise ScenarioError(f"{where}: server_pause and server_restart exclude each other")
+    if sum(1 for k in ("server_pause", "server_restart", "link_outage") if sc[k]) > 1:
+        raise ScenarioError(f"{where}: server_pause, server_restart and link_outage exclude each other")
+    if sc["link_outage"] and sc["net"] != "tap":
+        raise ScenarioError(f"{where}: link_outage needs net = tap")
     if sc["kernel_allow"] and not sc["kernel_allow_reason"].strip():
         raise ScenarioError(f"{where}: kernel_allow needs kernel_allow_reason: say why the "
                             "scenario provokes these reports")

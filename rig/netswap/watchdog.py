@@ -3,10 +3,11 @@
 
 import queue
 import signal
+import subprocess
 import sys
 import time
 
-from . import console, record
+from . import console, netns, record
 from .record import Verdict
 
 DUMP_WAIT = 20   # seconds of console collected after the sysrq dump
@@ -54,8 +55,9 @@ def watch(sc, qemu, label, quiet, nbd=None):
     # a server pause (SIGSTOP/SIGCONT) or restart (kill, start again): the
     # same bookkeeping, a different step
     pause = None
-    for key, step in (("server_pause", server_pause_step), ("server_restart", server_restart_step)):
-        if sc[key] and nbd:
+    for key, step in (("server_pause", server_pause_step), ("server_restart", server_restart_step),
+                      ("link_outage", link_outage_step)):
+        if sc[key] and (nbd or key == "link_outage"):
             pause = {"at": sc[key][0], "for": sc[key][1], "stopped": None, "resumed": None,
                      "work": None, "recovered": None, "key": key, "step": step,
                      "clock": sc.server_clock}
@@ -190,5 +192,32 @@ def server_restart_step(pause, st, nbd, now, label, quiet):
             pause["resumed"] = now
             pause["work"] = st.work
             info(f"{label} nbd-server restarted on port {nbd.port}", quiet)
+    elif pause["recovered"] is None and st.work > pause["work"]:
+        pause["recovered"] = now
+
+
+def set_link(up):
+    """The tap of net = tap, inside the run's own namespace."""
+    subprocess.run(["ip", "link", "set", "dev", netns.TAP, "up" if up else "down"], check=True)
+
+
+def link_outage_step(pause, st, nbd, now, label, quiet):
+    """Take the tap down `at` s into the workload and up again `for` s later
+    (the server keeps running: a cable pulled and put back)."""
+    run_t = st.phases.get(pause["clock"])
+    if run_t is None:
+        return
+    if pause["stopped"] is None:
+        if now - run_t >= pause["at"]:
+            set_link(False)
+            pause["stopped"] = now
+            pause["work_stop"] = st.work
+            info(f"{label} link down for {pause['for']}s", quiet)
+    elif pause["resumed"] is None:
+        if now - pause["stopped"] >= pause["for"]:
+            set_link(True)
+            pause["resumed"] = now
+            pause["work"] = st.work
+            info(f"{label} link up", quiet)
     elif pause["recovered"] is None and st.work > pause["work"]:
         pause["recovered"] = now
