@@ -187,6 +187,25 @@ def reconnect(recs, root):
                    f"progress_after_resume_s={p.get('progress_after_resume_s')}")
 
 
+@check
+def reconnect_in_hold(recs, root):
+    """The connection died while free memory was held below the GFP_ATOMIC
+    floor (server_clock = squeeze) and the kernel reconnected before the
+    hold ended: its handshake replies, received into reserve memory, reached
+    the reconnecting socket because it was already a memalloc socket."""
+    for r in recs:
+        reps = r.get("kernel_reports") or {}
+        lost = (reps.get("nbd_conn_lost") or {}).get("first_t")
+        back = (reps.get("nbd_reconnected") or {}).get("first_t")
+        b, e = r.get("squeeze_begin_kt"), r.get("squeeze_end_kt")
+        d = f"hold {b}-{e} s, lost at {lost} s, reconnected at {back} s"
+        if None in (lost, b, e):
+            yield Result(f"{label(r)}: connection lost inside the hold", Status.ERROR, d)
+            continue
+        yield cond(r, "connection lost inside the hold", b <= lost <= e, d)
+        yield cond(r, "reconnected before the hold ended", back is not None and back <= e, d)
+
+
 # --- the receive-reserve reproducer --------------------------------------
 
 def _squeeze_line(r):

@@ -64,6 +64,7 @@ class ConsoleState:
         if q:
             f = {k: num(v) for k, v in kv(q.group(2)).items()}
             f["kind"] = q.group(1)
+            f["kt"] = kmsg.printk_time(line)
             self.squeeze.append(f)
             return None
         m = MARK.search(line)
@@ -153,6 +154,8 @@ def squeeze_summary(reports):
     late = [r for r in holds + done if (r.get("t") or 0) > span / 2]
     return {
         "squeeze_seconds": span,
+        "squeeze_begin_kt": holds[0].get("kt"),           # printk times of the hold
+        "squeeze_end_kt": done[-1].get("kt") if done else None,
         "squeeze_written": (done[-1] if done else holds[-1]).get("written"),
         "squeeze_rx_packets": (done[-1] if done else holds[-1]).get("rx_packets"),
         "squeeze_written_late": sum(r.get("d_written") or 0 for r in late),

@@ -12,6 +12,7 @@ the generic `WARNING:` and `BUG:`.
 
 import re
 from dataclasses import dataclass, field
+from typing import Optional
 
 FIRST_LINES = 3      # lines kept per kind
 SPLAT_LINES = 40     # console lines kept after the first fatal report
@@ -81,10 +82,20 @@ BY_NAME = {k.name: k for k in KINDS}
 FATAL = tuple(k.name for k in KINDS if k.fatal)
 
 
+PRINTK_TIME = re.compile(r"^\[\s*(\d+\.\d+)\]")
+
+
+def printk_time(line):
+    """The kernel's timestamp of a console line (seconds since boot), or None."""
+    m = PRINTK_TIME.match(line)
+    return float(m.group(1)) if m else None
+
+
 @dataclass
 class Report:
     count: int = 0
     first: list = field(default_factory=list)
+    first_t: Optional[float] = None        # printk time of the first one
 
 
 class KernelLog:
@@ -105,6 +116,8 @@ class KernelLog:
             return None
         r = self.reports.setdefault(kind.name, Report())
         r.count += 1
+        if r.first_t is None:
+            r.first_t = printk_time(line)
         if len(r.first) < FIRST_LINES:
             r.first.append(line.strip()[:300])
         if kind.fatal and not self.splat:
@@ -121,7 +134,8 @@ class KernelLog:
         return sorted(k for k in self.reports if BY_NAME[k].fatal and k not in allowed)
 
     def as_dict(self):
-        return {k: {"count": r.count, "first": r.first} for k, r in sorted(self.reports.items())}
+        return {k: {"count": r.count, "first": r.first, "first_t": r.first_t}
+                for k, r in sorted(self.reports.items())}
 
 
 def classify(line):
