@@ -3,7 +3,7 @@
 #   make demo     install what is missing, build, boot, swap over NBD, summarise
 #   make test     the test suite (what CI runs); ends with "N passed, N failed"
 #
-# Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, lint,
+# Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, test-long, lint,
 # experiment, mutate, bench, check-patches, clean, distclean, help.
 # Settings (environment or make VAR=...):
 #   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
@@ -17,7 +17,7 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test lint experiment mutate bench check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment mutate bench check-patches clean distclean
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -42,6 +42,10 @@ demo: deps
 
 test: deps
 	@test/run.sh
+
+# Cases kept out of make test's 60-minute budget (test/long/; ~5 min each)
+test-long: deps
+	@test/run.sh --long
 
 # shellcheck on every shell file, flake8 on the rig (test/cases/00-lint.sh runs it first in make test)
 lint: deps

@@ -20,19 +20,27 @@ if ! flock -n 9; then
 	log "waiting for another kernel build to finish"
 	flock 9
 fi
-out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/$(basename "$v")}"
-mkdir -p "$out"
+name=$(basename "$v")
+# Variants that differ by a few files share a build folder (a `builddir`
+# entry): switching between them recompiles those files and relinks, where a
+# folder of its own would take every object from ccache again (~3 min). Each
+# variant keeps its own copy of the bzImage it built.
+share=$("$NETSWAP_ROOT/rig/tree.sh" --list "$v" builddir | tail -1)
+out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/${share:-$name}}"
+img="$out/images/$name.bzImage"
+mkdir -p "$out/images"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
 treehash=$("$NETSWAP_ROOT/rig/tree.sh" --tree-hash "$v")
-cfgsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; echo "$treehash"; } | sha256sum | cut -d' ' -f1)
+confsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; } | sha256sum | cut -d' ' -f1)
+cfgsum=$(echo "$confsum $treehash" | sha256sum | cut -d' ' -f1)
 # The variants share one source tree; switching it to another variant gives
 # the files that differ new mtimes, and make would then rebuild everything
 # that includes them. A bzImage built from exactly this tree and config is
 # reused without touching the tree.
-if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.netswap-built" 2>/dev/null)" = "$cfgsum" ]; then
-	log "kernel $v: up to date ($out)"
-	echo "$out/arch/x86/boot/bzImage"
+if [ -f "$img" ] && [ "$(cat "$out/images/$name.built" 2>/dev/null)" = "$cfgsum" ]; then
+	log "kernel $v: up to date ($img)"
+	echo "$img"
 	exit 0
 fi
 tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
@@ -41,7 +49,7 @@ CC="gcc"
 command -v ccache >/dev/null && CC="ccache gcc"
 mk() { make -C "$tree" O="$out" CC="$CC" HOSTCC="$CC" -j"$NETSWAP_JOBS" "$@"; }
 
-if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "$cfgsum" ]; then
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "$confsum" ]; then
 	log "configuring $v: tinyconfig + $frags"
 	mk -s tinyconfig >/dev/null
 	args=()
@@ -64,10 +72,10 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "
 		done < "$NETSWAP_ROOT/$f"
 	done
 	[ $bad = 0 ] || [ -n "${NETSWAP_KCONFIG_LAX:-}" ] || die "config fragment symbols did not survive olddefconfig (see above)"
-	echo "$cfgsum" > "$out/.netswap-cfgsum"
+	echo "$confsum" > "$out/.netswap-cfgsum"
 fi
 
-log "building $v kernel in $out (first build ~4 min on 2 cores; later builds are incremental)"
+log "building $v kernel in $out (first build 9-14 min on 2 cores; later builds are incremental)"
 start=$(date +%s)
 # Progress: one line per 200 compiled files, errors shown in full.
 if ! { mk bzImage 2>"$out/build.err" | tee "$out/build.log" |
@@ -80,5 +88,7 @@ if [ -s "$out/build.err" ]; then
 	grep -i 'warning\|error' "$out/build.err" | head -20 >&2
 fi
 log "built $v in $(( $(date +%s) - start ))s"
-echo "$cfgsum" > "$out/.netswap-built"
-echo "$out/arch/x86/boot/bzImage"
+cp "$out/arch/x86/boot/bzImage" "$img.tmp"
+mv "$img.tmp" "$img"
+echo "$cfgsum" > "$out/images/$name.built"
+echo "$img"

@@ -19,6 +19,9 @@
 #   patch FILE       one patch
 #   config FILE      an extra kconfig fragment (used by rig/kernel.sh)
 #   include VARIANT  everything of another variant
+#   builddir NAME    build in $NETSWAP_CACHE/build/NAME, shared with the
+#                    variants of that name (rig/kernel.sh): a variant that
+#                    differs from another by a file or two rebuilds only those
 # Paths are relative to the repo root. A generated variant (mutations, per-patch
 # checks) is a file under the output folder, named by its absolute path; its
 # branch and build folder take the file's name.
@@ -46,7 +49,7 @@ variant_lines() { # VARIANT KIND -> paths of that kind, includes resolved
 				case "$p" in ''|'#'*) continue ;; esac
 				echo "$d/$p"
 			done < "$NETSWAP_ROOT/$a" ;;
-		patch|config)
+		patch|config|builddir)
 			if [ "$kind" = "$k" ]; then echo "$a"; fi ;;
 		*) die "variant $v: unknown entry '$k'" ;;
 		esac

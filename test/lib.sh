@@ -34,7 +34,7 @@ case_out() {
 }
 
 # Processes whose command line mentions PATH (QEMU, nbd-server of that folder).
-leftovers() { pgrep -af -- "$1" | grep -v -e pgrep -e "bash .*test/cases" || true; }
+leftovers() { pgrep -af -- "$1" | grep -v -e pgrep -e "bash .*test/cases" -e "bash .*test/long" || true; }
 
 assert_nothing_left() {
 	local left; left=$(leftovers "$1")

@@ -5,7 +5,9 @@
 # line, and last the line "N passed, N failed". The whole output parses with
 # the tree's tools/testing/kunit/kunit.py parse.
 #
-#   test/run.sh [PATTERN...]     run the cases whose file name contains PATTERN
+#   test/run.sh [PATTERN...]         run the cases whose file name contains PATTERN
+#   test/run.sh --long [PATTERN...]  the same for test/long/*.sh (make test-long):
+#                                    cases kept out of make test's time budget
 #
 # A case is a bash script (test/new writes one from the template):
 #   exit 0 pass, 4 skip (the reason on a line "SKIP: reason"), else fail;
@@ -24,8 +26,10 @@ logdir="$NETSWAP_OUT/test"
 mkdir -p "$logdir"
 DEFAULT_TIMEOUT=1800
 
+dir=test/cases
+if [ "${1:-}" = --long ]; then dir=test/long; shift; fi
 cases=()
-for f in test/cases/*.sh; do
+for f in "$dir"/*.sh; do
 	if [ $# -eq 0 ]; then cases+=("$f"); continue; fi
 	for p in "$@"; do case "$f" in *"$p"*) cases+=("$f"); break ;; esac; done
 done

@@ -80,6 +80,21 @@ class NbdServer:
         self.conf = None
         self.log = os.path.join(rundir, "nbd-server.log")
 
+    @staticmethod
+    def preflight(export=None, port=None, binary="nbd-server"):
+        """What start() would refuse, checked before a kernel is built: a
+        missing export or server, or a taken port, fails in a second
+        instead of after a cold build."""
+        if export is not None:
+            if not os.path.isfile(export):
+                raise RigError(f"nbd export {export} does not exist")
+            if not os.access(export, os.R_OK | os.W_OK):
+                raise RigError(f"nbd export {export} is not readable and writable")
+        if port and listening(port):
+            raise RigError(f"cannot start nbd-server: 127.0.0.1:{port} is already in use")
+        if not shutil.which(binary):
+            raise RigError(f"cannot start nbd-server ({binary}): not found or not executable")
+
     def start(self, timeout=10.0, keep_export=False):
         if self.auto_export and not keep_export:
             with open(self.export, "wb") as f:

@@ -143,6 +143,9 @@ def run_scenarios(scenarios, outdir=OUT, quiet=False, results=None, first_run=1)
     os.makedirs(outdir, exist_ok=True)
     kernels, series = {}, {}
     for sc in scenarios:
+        if sc.swap in ("nbd", "nbd-manual"):
+            procs.NbdServer.preflight(sc.export, sc.nbd_port, sc.nbd_server)
+    for sc in scenarios:
         if sc.variant not in kernels:
             info(f"kernel variant {sc.variant}: building or reusing", quiet)
             kernels[sc.variant] = build_kernel(sc.variant)
