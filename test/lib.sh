@@ -20,10 +20,13 @@ notok() { echo "not ok 0 $*"; }
 # Judge result records with named checks (rig/netswap/checks.py); their KTAP
 # results become this case's. Returns verify's status: 0 passed, 1 failed,
 # 3 could not be judged.
+# Judge the results with named checks (rig/netswap/checks.py). RECORDS (1
+# unless the case sets it) is how many runs the file must hold: a run that
+# wrote no record fails the case instead of shrinking the sample.
 verify() { # SPEC [RESULTS-FILE] [verify options]
 	local spec=$1 file=${2:-$RESULTS}
 	shift; [ $# -gt 0 ] && shift
-	"$RUN" verify "$spec" "$file" "$@" | grep -E '^(not )?ok [0-9]+ '
+	"$RUN" verify "$spec" "$file" --records "${RECORDS:-1}" "$@" | grep -E '^(not )?ok [0-9]+ '
 	return "${PIPESTATUS[0]}"
 }
 

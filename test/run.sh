@@ -55,6 +55,8 @@ requires() {
 
 pass=0 fail=0 skip=0 n=0
 start=$(date +%s)
+# a copy of everything printed, for the parser check at the end
+exec > >(tee "$logdir/suite.ktap")
 echo "KTAP version 1"
 echo "1..${#cases[@]}"
 for c in "${cases[@]}"; do
@@ -110,5 +112,22 @@ for c in "${cases[@]}"; do
 done
 echo "# total $(( $(date +%s) - start ))s"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+# The output must be KTAP the kernel's own parser reads without complaint
+# (any "[ERROR]" from it: a missing or wrong plan, a result out of order).
+# Its exit status only says whether some test failed, which the counts say.
+kp="$NETSWAP_CACHE/linux/tools/testing/kunit/kunit.py"
+if [ -f "$kp" ]; then
+	parsed=$(python3 "$kp" parse "$logdir/suite.ktap" 2>&1)
+	errs=$(echo "$parsed" | grep -E '\[ERROR\]|\[CRASHED\]|Could not find any KTAP')
+	if [ -n "$errs" ]; then
+		fail=$((fail + 1))
+		echo "# kunit.py parse: the suite's KTAP does not parse cleanly:"
+		echo "$errs" | head -10 | sed 's/^/#   /'
+	else
+		echo "# kunit.py parse: $(echo "$parsed" | grep -o 'Ran [0-9]* tests.*' | tail -1)"
+	fi
+else
+	echo "# kunit.py parse: not run (no kernel tree at $NETSWAP_CACHE/linux yet)"
+fi
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

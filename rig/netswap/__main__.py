@@ -56,6 +56,8 @@ def main(argv=None):
     v.add_argument("--only", action="append", default=[], metavar="KEY=VALUE",
                    help="judge only records whose KEY is VALUE (JSON spelling: "
                    "series=true, nic=e1000); repeatable")
+    v.add_argument("--records", type=int, metavar="N",
+                   help="also check that exactly N records were judged")
     b = sub.add_parser("bench", help="benchmarks (make bench; BENCH_QUICK=1 for a few minutes)")
     b.add_argument("--quick", action="store_true")
     b.add_argument("--report", metavar="FILE",
@@ -78,6 +80,8 @@ def main(argv=None):
             try:
                 recs = checks.select(report.load(a.results), a.only)
                 results = checks.run(a.check, recs, scenario.ROOT)
+                if a.records is not None:
+                    results.append(checks.record_count(recs, a.records))
             except checks.SpecError as e:
                 print(f"netswap: error: {e}", file=sys.stderr)
                 return 2

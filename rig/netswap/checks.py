@@ -100,6 +100,13 @@ def swapped(recs, root):
         yield cond(r, "swapped", r["pswpout"] > 1000, f"pswpout={r['pswpout']}")
 
 
+def record_count(recs, want):
+    """As many runs as the case asked for (a run that never got a record
+    is a failure, not a smaller sample)."""
+    return Result("records", Status.PASS if len(recs) == want else Status.FAIL,
+                  f"{len(recs)} judged, {want} expected")
+
+
 @check
 def kernel_clean(recs, root):
     """No fatal kernel report (WARN, BUG, lockdep, KASAN, ...) that the
@@ -258,6 +265,14 @@ def rx_squeeze(recs, root):
             continue
         d = _squeeze_line(r)
         yield cond(r, "no page lost", not r.get("corrupt"), d)
+        if r.get("verdict") == Verdict.HUNG:
+            # the hang's blocked writers are reported by the hung-task
+            # detector; nothing else may appear
+            other = [k for k in r.get("kernel_fatal") or [] if k != "hung_task"]
+            yield cond(r, "no kernel report but the hang's hung tasks", not other,
+                       ", ".join(other) or "hung_task only")
+        else:
+            yield from kernel_clean([r], None)
         if r.get("nic") == "virtio-net":
             yield cond(r, "stock virtio-net hangs", r.get("verdict") == Verdict.HUNG, d)
         elif r.get("nic") == "e1000":

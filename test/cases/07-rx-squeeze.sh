@@ -11,5 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 nics=${RX_SQUEEZE_NICS:-virtio-net e1000}
 run_scenario rx-squeeze --matrix variant=stock-squeeze,series-squeeze --matrix "nic=$(echo "$nics" | tr ' ' ',')"
+read -ra nic_list <<< "$nics"
+RECORDS=$(( 2 * ${#nic_list[@]} ))
 verify rx_squeeze || fail "rx squeeze expectations"
 pass "series receives through the reserves; stock does not"
