@@ -57,6 +57,16 @@ ns_nbd_attach() { # DEVICE CONNECTIONS [more client arguments]
 		nbd-client "$@"
 		return
 	fi
+	if [ "$NS_NBD_CLIENT" = nbd-client-persist ]; then
+		# the ioctl path: one connection; nbd-client stays resident (locked
+		# in memory by -swap) and connects again itself when it breaks
+		[ "$_conns" -gt 1 ] && ns_say "info nbd-client-persist: ioctl path, 1 connection, not $_conns"
+		set -- -nonetlink -persist -swap -N "$NS_NBD_EXPORT" "$NS_NBD_HOST" "$NS_NBD_PORT" "$_dev" \
+			-b "$NS_NBD_BS" "$@"
+		[ "$NS_NBD_TIMEOUT" -gt 0 ] && set -- "$@" -t "$NS_NBD_TIMEOUT"
+		nbd-client "$@"
+		return
+	fi
 	set -- -C "$_conns" -b "$NS_NBD_BS" -N "$NS_NBD_EXPORT" -D "$NS_NBD_DEAD_CONN_TIMEOUT" "$@"
 	[ "$NS_NBD_TIMEOUT" -gt 0 ] && set -- "$@" -t "$NS_NBD_TIMEOUT"
 	[ "$NS_NBD_RECONNECT" = no ] && set -- "$@" --no-reconnect
@@ -73,7 +83,7 @@ ns_nbd_attach() { # DEVICE CONNECTIONS [more client arguments]
 }
 
 ns_nbd_detach() { # DEVICE
-	if [ "$NS_NBD_CLIENT" = nbd-client ]; then
+	if [ "$NS_NBD_CLIENT" != attach ]; then
 		nbd-client -d "$1"
 	else
 		nbd-swap-attach -d "$1"

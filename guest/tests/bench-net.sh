@@ -6,10 +6,11 @@
 # Prints "NETSWAP: bench proto=P size=N bits_per_second=X" lines.
 # shellcheck source=guest/lib.sh
 . /lib/netswap.sh
-SIZES=$(echo "${NS_BENCH_SIZES:-64 128 256 1024 2048 3312 4096 8192 16384}" | tr , " ")
-SECS=${NS_BENCH_SECONDS:-3}
+# settings from run.conf (rig/netswap/guestenv.py holds their defaults)
+SIZES=$(echo "$NS_BENCH_SIZES" | tr , " ")
+SECS=$NS_BENCH_SECONDS
 n=0
-if [ "${NS_BENCH_NBD:-0}" = 1 ]; then
+if [ "$NS_BENCH_NBD" = 1 ]; then
 	ns_nbd_attach /dev/nbd0 1 >/dev/null 2>&1 ||
 		{ echo "NETSWAP: error nbd-client failed"; exit 1; }
 fi

@@ -4,9 +4,10 @@
 # below the GFP_ATOMIC floor (the fixture's "hold PERMILLE SECONDS") and lets
 # the kernel report, once a second, how many writebacks completed and how many
 # packets eth0 received. Afterwards the workload must recover and verify.
-HOLD=${NS_SQUEEZE_SECONDS:-20}
-PERMILLE=${NS_SQUEEZE_PERMILLE:-250}
-EXTRA=${NS_SQUEEZE_EXTRA:-16384}   # top-up budget in pages (the fixture's EXTRA)
+# settings from run.conf (rig/netswap/guestenv.py holds their defaults)
+HOLD=$NS_SQUEEZE_SECONDS
+PERMILLE=$NS_SQUEEZE_PERMILLE
+EXTRA=$NS_SQUEEZE_EXTRA   # top-up budget in pages (the fixture's EXTRA)
 F=/sys/kernel/debug/netswap_squeeze
 grep -q " /sys/kernel/debug " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug
 [ -w "$F" ] || { echo "NETSWAP: error kernel has no netswap_squeeze fixture"; exit 20; }

@@ -64,9 +64,9 @@ def net_phase(quick, reps, outdir, kernels, base, jl):
     for rep in range(1, reps + 1):
         for variant, nbd in configs:
             say(f"net: {variant} nbd={nbd} rep {rep}/{reps}")
-            rec, text = one("bench-net", [f"variant={variant}",
-                                          f"env=NS_BENCH_NBD={nbd} NS_BENCH_SECONDS={secs} "
-                                          f"NS_BENCH_SIZES={','.join(map(str, sizes))}"],
+            rec, text = one("bench-net", [f"variant={variant}", f"bench_nbd={nbd}",
+                                          f"bench_seconds={secs}",
+                                          f"bench_sizes={','.join(map(str, sizes))}"],
                             outdir, kernels, base)
             for b in bench_lines(text):
                 r = dict(b, phase="net", variant=variant, nbd=nbd, rep=rep, verdict=rec["verdict"])

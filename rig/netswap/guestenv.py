@@ -30,6 +30,12 @@ TABLE = (
     ("NS_RUN", "workload", "the workload command line"),
     ("NS_MTU", "mtu", "eth0's MTU"),
     ("NS_UDP_PORT", None, "UDP port the host floods ('' = no flood)"),
+    ("NS_SQUEEZE_SECONDS", "squeeze_seconds", "rx-squeeze.sh: seconds the fixture holds"),
+    ("NS_SQUEEZE_PERMILLE", "squeeze_permille", "rx-squeeze.sh: free memory held at this/1000 of min"),
+    ("NS_SQUEEZE_EXTRA", "squeeze_extra", "rx-squeeze.sh: the fixture's top-up budget (pages)"),
+    ("NS_BENCH_NBD", "bench_nbd", "bench-net.sh: attach an nbd device first (1)"),
+    ("NS_BENCH_SECONDS", "bench_seconds", "bench-net.sh: seconds per iperf3 run"),
+    ("NS_BENCH_SIZES", "bench_sizes", "bench-net.sh: message sizes, comma-separated"),
 )
 
 

@@ -159,9 +159,10 @@ KEYS = {
     "swap": (_choice("nbd", "nbd-manual", "vblk", "none"), "nbd",
              "swap device: NBD (attached with nbd_client), local virtio-blk, none; "
              "nbd-manual: server up, the test attaches"),
-    "nbd_client": (_choice("attach", "nbd-client"), "attach",
-                   "who attaches NBD in the guest: tools/nbd-swap-attach, or Debian's nbd-client "
-                   "(netlink, its defaults)"),
+    "nbd_client": (_choice("attach", "nbd-client", "nbd-client-persist"), "attach",
+                   "who attaches NBD in the guest: tools/nbd-swap-attach, Debian's nbd-client "
+                   "(netlink, its defaults), or Debian's nbd-client on its ioctl path with "
+                   "-persist -swap (one connection; it reconnects from user space)"),
     "nbd_reconnect": (_choice("auto", "yes", "no"), "auto",
                       "nbd-swap-attach: kernel reconnect when the kernel has it (auto), required "
                       "(yes), or --no-reconnect (no)"),
@@ -205,6 +206,16 @@ KEYS = {
     "command": (_str, "", "guest command instead of swapstress (must print progress lines)"),
     "test_script": (_str, "", "guest shell script (repo path) run instead of the workload"),
     "env": (_env, [], "NAME=VALUE words exported to the guest test script"),
+    "squeeze_seconds": (_int_range(1, 3600), 20,
+                        "guest/tests/rx-squeeze.sh: how long the fixture holds free memory down"),
+    "squeeze_permille": (_int_range(1, 1000), 250,
+                         "guest/tests/rx-squeeze.sh: free memory held at this many thousandths of min"),
+    "squeeze_extra": (_int_range(0, 1000000), 16384,
+                      "guest/tests/rx-squeeze.sh: the fixture's top-up budget in pages"),
+    "bench_nbd": (_choice("0", "1"), "0", "guest/tests/bench-net.sh: attach an nbd device first (1)"),
+    "bench_seconds": (_int_range(1, 600), 3, "guest/tests/bench-net.sh: seconds per iperf3 run"),
+    "bench_sizes": (_str, "64,128,256,1024,2048,3312,4096,8192,16384",
+                    "guest/tests/bench-net.sh: message sizes, comma-separated"),
     "udp_flood_port": (_int_range(0, 65535), 0, "guest UDP port the host floods during the run (0 = off)"),
     "udp_flood_rate": (_int_range(1, 100000), 2000, "datagrams per second of the flood"),
     "udp_flood_size": (_int_range(1, 1472), 1200, "payload bytes per datagram"),

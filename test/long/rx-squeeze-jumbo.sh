@@ -19,7 +19,7 @@
 # TIMEOUT: 1800
 . "$(dirname "$0")/../lib.sh"
 run_scenario rx-squeeze --set net=tap --set mtu=9000 --set nic=e1000e \
-	--set kernel_args=e1000e.copybreak=0 --set env=NS_SQUEEZE_EXTRA=40000 \
+	--set kernel_args=e1000e.copybreak=0 --set squeeze_extra=40000 \
 	--matrix variant=stock-squeeze,series-squeeze
 RECORDS=2 verify rx_squeeze_jumbo || fail "jumbo rx squeeze expectations"
 pass "e1000e packet-split receive reaches the reserves with the series; stock stalls"
