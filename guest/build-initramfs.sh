@@ -34,7 +34,9 @@ for bin in $DYN_BINS; do
 	done
 done
 cp "$tools"/* "$root/bin/"
-cp "$NETSWAP_ROOT/guest/init" "$root/init"
+# PID 1 is nsinit (locked in memory); it runs guest/init as /init.sh
+mv "$root/bin/nsinit" "$root/init"
+cp "$NETSWAP_ROOT/guest/init" "$root/init.sh"
 cp "$NETSWAP_ROOT/guest/lib.sh" "$root/lib/netswap.sh"
 mknod "$root/dev/console" c 5 1 2>/dev/null || true
 mkdir -p "$out"

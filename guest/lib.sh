@@ -1,5 +1,5 @@
 # netswap guest library (busybox sh), installed as /lib/netswap.sh and sourced
-# by /init and by every guest test script. Every line the host parses starts
+# by the init script and by every guest test script. Every line the host parses starts
 # with "NETSWAP: " (rig/netswap/console.py).
 # shellcheck shell=sh
 

@@ -195,6 +195,27 @@ def reconnect(recs, root):
 
 
 @check
+def gave_up_clean(recs, root):
+    """The server stayed away longer than the dead-connection timeout: the
+    kernel gave up with its one line, the I/O errors reached the workload
+    (its processes killed by SIGBUS on swap-in, or a non-zero exit), and the
+    guest stayed up and healthy: it reported the end itself (no crash, no
+    hang, no panic) and the kernel printed no fatal report."""
+    for r in recs:
+        k = r.get("kernel") or {}
+        yield cond(r, "the kernel gave up after the dead-connection timeout",
+                   (k.get("nbd_gave_up") or 0) >= 1, f"gave_up={k.get('nbd_gave_up')}")
+        yield cond(r, "errors reached the workload",
+                   r.get("verdict") == Verdict.FAILED and ((r.get("killed") or 0) > 0
+                                                           or (r.get("rc") or 0) != 0),
+                   f"verdict={r.get('verdict')} rc={r.get('rc')} killed={r.get('killed')}")
+        yield cond(r, "the guest reported the end itself (no crash, no hang)",
+                   r.get("verdict") not in (Verdict.CRASHED, Verdict.HUNG, Verdict.TIMEOUT)
+                   and r.get("rc") is not None, f"verdict={r.get('verdict')}")
+        yield from kernel_clean([r], None)
+
+
+@check
 def reconnect_in_hold(recs, root):
     """The connection died while free memory was held below the GFP_ATOMIC
     floor (server_clock = squeeze) and the kernel reconnected before the
