@@ -216,6 +216,25 @@ def gave_up_clean(recs, root):
 
 
 @check
+def survived_hostile(recs, root):
+    """A server that broke the protocol in the transmission phase
+    (test/fixtures/hostile-nbd-server.py): the kernel noticed (the
+    connection was dropped), and whatever it did about the requests in
+    flight, it did not crash or hang, returned no wrong page and printed no
+    fatal report."""
+    for r in recs:
+        k = r.get("kernel") or {}
+        yield cond(r, "the broken reply was noticed", (k.get("nbd_bad_reply") or 0) >= 1,
+                   f"bad_reply={k.get('nbd_bad_reply')} lost={k.get('nbd_conn_lost')} "
+                   f"reconnected={k.get('nbd_reconnected')}")
+        yield cond(r, "no crash, no hang",
+                   r.get("verdict") in (Verdict.COMPLETED, Verdict.FAILED),
+                   f"verdict={r.get('verdict')} rc={r.get('rc')}")
+        yield cond(r, "no page came back wrong", r.get("corrupt") == 0, f"corrupt={r.get('corrupt')}")
+        yield from kernel_clean([r], None)
+
+
+@check
 def reconnect_in_hold(recs, root):
     """The connection died while free memory was held below the GFP_ATOMIC
     floor (server_clock = squeeze) and the kernel reconnected before the

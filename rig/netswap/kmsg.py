@@ -69,6 +69,9 @@ KINDS = (
     _k("nbd_conn_lost", r"nbd\d+: connection \d+ lost", False, "nbd connection lost"),
     _k("nbd_reconnected", r"nbd\d+: connection \d+ reconnected", False, "nbd reconnected in the kernel"),
     _k("nbd_reconnect_failed", r"nbd\d+: reconnect: ", False, "nbd reconnect attempt failed"),
+    _k("nbd_bad_reply", r"nbd\d+: (Wrong magic|Unexpected reply|Receive control failed|"
+       r"Double reply|Command already handled)", False,
+       "nbd dropped a connection over a reply it could not use"),
     _k("nbd_gave_up", r"nbd\d+: no connection after \d+ s", False, "nbd gave up (dead_conn_timeout)"),
     _k("nbd_export_changed", r"nbd\d+: export changed on reconnect", False, "nbd export changed"),
     _k("nbd_dead_conn", r"Dead connection, failed to find a fallback", False,
