@@ -28,7 +28,6 @@ name=$(basename "$v")
 share=$("$NETSWAP_ROOT/rig/tree.sh" --list "$v" builddir | tail -1)
 out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/${share:-$name}}"
 img="$out/images/$name.bzImage"
-mkdir -p "$out/images"
 
 frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
 treehash=$("$NETSWAP_ROOT/rig/tree.sh" --tree-hash "$v")
@@ -44,6 +43,8 @@ if [ -f "$img" ] && [ "$(cat "$out/images/$name.built" 2>/dev/null)" = "$cfgsum"
 	exit 0
 fi
 tree=$("$NETSWAP_ROOT/rig/tree.sh" "$v")
+# after the tree: a first unpack empties $NETSWAP_CACHE/build
+mkdir -p "$out/images"
 
 CC="gcc"
 command -v ccache >/dev/null && CC="ccache gcc"

@@ -9,6 +9,36 @@ from . import kmsg
 MARK = re.compile(r"(NETSWAP|swapstress|vmwatch|udpsink): (\S+)(.*)$")
 SQUEEZE = re.compile(r"netswap_squeeze: (hold|done) (.*)$")
 KV = re.compile(r"([A-Za-z_][\w.]*)=(\S*)")
+# a kernel record's prefix on the console (CONFIG_PRINTK_TIME)
+KTIME = re.compile(r"\[ *\d+\.\d{6}\] ")
+
+
+class Unsplicer:
+    """Undo the one way the serial console mixes lines. The kernel writes a
+    record to the UART whole, under the port lock, but a line a guest program
+    wrote to the tty leaves in FIFO-sized pieces, so a record can land inside
+    it: "NETSWAP: ktap ok 1[   21.17] nbd0: ...", then "7 name" on the next
+    line. A timestamp that does not start the line marks that: the record is
+    given out as a line of its own and the fragment before it is kept, to be
+    joined to the start of the next line that is not itself a record."""
+
+    def __init__(self):
+        self.pending = None
+
+    def push(self, line):
+        if self.pending is not None:
+            if KTIME.match(line):
+                return [line]
+            line, self.pending = self.pending + line, None
+        m = KTIME.search(line, 1)
+        if m and not KTIME.match(line):
+            self.pending = line[:m.start()]
+            return [line[m.start():]]
+        return [line]
+
+    def flush(self):
+        rest, self.pending = self.pending, None
+        return [] if rest is None else [rest]
 
 
 def kv(text):
@@ -53,9 +83,21 @@ class ConsoleState:
         self.squeeze = []         # netswap_squeeze fixture reports (kernel lines)
         self.lines = 0
         self.kernel_seen = False
+        self.unsplice = Unsplicer()
 
     def feed(self, line, now=None):
         """Feed one console line; `now` is the host's monotonic time."""
+        r = None
+        for logical in self.unsplice.push(line):
+            r = self._feed(logical, now)
+        return r
+
+    def flush(self, now=None):
+        """The console ended: a fragment still waiting is a line."""
+        for logical in self.unsplice.flush():
+            self._feed(logical, now)
+
+    def _feed(self, line, now):
         self.lines += 1
         if not self.kernel_seen and ("Linux version" in line or line.startswith("[    ")):
             self.kernel_seen = True
@@ -171,4 +213,5 @@ def parse_log(text):
     st = ConsoleState()
     for line in text.splitlines():
         st.feed(line)
+    st.flush()
     return st

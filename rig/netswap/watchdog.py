@@ -88,6 +88,7 @@ def watch(sc, qemu, label, quiet, nbd=None):
             line = ""
         now = time.monotonic()
         if line is None:
+            st.flush(now)
             break                      # QEMU exited
         if line:
             st.feed(line, now)

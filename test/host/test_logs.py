@@ -146,6 +146,26 @@ class KtapTest(unittest.TestCase):
         self.assertEqual(checks.exit_status(checks.run("guest_ktap", [bad], "/")), 1)
         self.assertEqual(checks.exit_status(checks.run("guest_ktap", [dict(base)], "/")), 3)
 
+    def test_a_kernel_record_inside_a_guest_line(self):
+        # the UART takes a printk record whole while a line written to the tty
+        # is still going out: the record lands inside it (seen on a CI console)
+        spliced = [
+            "NETSWAP: ktap 1..3",
+            "NETSWAP: ktap ok 1 a",
+            "NETSWAP: ktap ok 2 override-per-so[   21.177665] nbd0: detected capacity change",
+            "[   21.177701] block nbd0: second record, still inside",
+            "cket # reserve=4096 shares=2048 2048",
+            "[   21.206681] WARNING: CPU: 0 PID: 1 at mm/x.c:1 f+0x0/0x1",
+            "NETSWAP: ktap ok 3 c",
+        ]
+        st = console.parse_log("\n".join(spliced))
+        self.assertEqual(st.ktap, ["1..3", "ok 1 a",
+                                   "ok 2 override-per-socket # reserve=4096 shares=2048 2048",
+                                   "ok 3 c"])
+        self.assertEqual(st.kernel["warning"], 1)
+        cut = console.parse_log("NETSWAP: ktap ok 4 d[   22.000000] nbd0: last words")
+        self.assertEqual(cut.ktap, ["ok 4 d"], "a fragment the log ends on is kept")
+
     def test_spec_errors(self):
         for spec in ("nosuch", "kunit:nodot", "verdict:sleepy"):
             with self.assertRaises(checks.SpecError):
