@@ -234,6 +234,38 @@ def survived_hostile(recs, root):
         yield from kernel_clean([r], None)
 
 
+# a connection that ended is marked dead within this many seconds
+PROMPT_S = 10
+
+
+@check
+def reconnect_prompt(recs, root):
+    """The server ended the connection (its FIN: nbd's "Receive control
+    failed") while a sender was blocked on the full send buffer of that
+    half-open connection (test/fixtures/hostile-nbd-server.py, mode
+    half-close): the kernel marked the connection dead within PROMPT_S
+    seconds of the FIN, not a request timeout later, and reconnected."""
+    for r in recs:
+        reps = r.get("kernel_reports") or {}
+        fin = (reps.get("nbd_bad_reply") or {}).get("first_t")
+        lost = (reps.get("nbd_conn_lost") or {}).get("first_t")
+        back = (reps.get("nbd_reconnected") or {}).get("first_t")
+        d = (f"receive failed at {fin} s, connection lost at {lost} s, reconnected at {back} s, "
+             f"request timeout {r.get('nbd_timeout') or 'default'}")
+        if fin is None:
+            yield Result(f"{label(r)}: the server's FIN was seen", Status.ERROR, d)
+            continue
+        yield cond(r, f"connection marked dead within {PROMPT_S} s of the FIN",
+                   lost is not None and fin <= lost <= fin + PROMPT_S, d)
+        yield cond(r, "reconnected after it", back is not None and lost is not None and back >= lost
+                   and (r.get("nbd_reconnects") or 0) >= 1,
+                   f"{d}, debugfs reconnects={r.get('nbd_reconnects')}")
+        k = r.get("kernel") or {}
+        errs = {x: k.get(x) or 0 for x in ("swap_io_error", "block_io_error", "nbd_gave_up")}
+        yield cond(r, "no I/O failed", not any(errs.values()),
+                   " ".join(f"{x}={n}" for x, n in errs.items()))
+
+
 @check
 def reconnect_in_hold(recs, root):
     """The connection died while free memory was held below the GFP_ATOMIC
