@@ -14,24 +14,32 @@ set -euo pipefail
 [ $# -eq 1 ] || die "usage: rig/kernel.sh VARIANT"
 v=$1
 mkdir -p "$NETSWAP_CACHE"
+name=$(basename "$v")
+share=$("$NETSWAP_ROOT/rig/tree.sh" --list "$v" builddir | tail -1)
+out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/${share:-$name}}"
+img="$out/images/$name.bzImage"
+frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
+confsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; } | sha256sum | cut -d' ' -f1)
+# A bzImage built from exactly this tree and config is reused without
+# touching the tree, and without waiting for another variant's build: the
+# check below only reads (the branch must already be prepared).
+if [ -f "$img" ] && treehash=$("$NETSWAP_ROOT/rig/tree.sh" --prepared-tree-hash "$v" 2>/dev/null) &&
+	[ "$(cat "$out/images/$name.built" 2>/dev/null)" = "$(echo "$confsum $treehash" | sha256sum | cut -d' ' -f1)" ]; then
+	log "kernel $v: up to date ($img)"
+	echo "$img"
+	exit 0
+fi
 # one shared source tree: one build at a time
 exec 9>"$NETSWAP_CACHE/linux.lock"
 if ! flock -n 9; then
 	log "waiting for another kernel build to finish"
 	flock 9
 fi
-name=$(basename "$v")
 # Variants that differ by a few files share a build folder (a `builddir`
 # entry): switching between them recompiles those files and relinks, where a
 # folder of its own would take every object from ccache again (~3 min). Each
 # variant keeps its own copy of the bzImage it built.
-share=$("$NETSWAP_ROOT/rig/tree.sh" --list "$v" builddir | tail -1)
-out="${NETSWAP_BUILD_DIR:-$NETSWAP_CACHE/build/${share:-$name}}"
-img="$out/images/$name.bzImage"
-
-frags="kconfig/guest.config $("$NETSWAP_ROOT/rig/tree.sh" --list "$v" config | tr '\n' ' ')"
 treehash=$("$NETSWAP_ROOT/rig/tree.sh" --tree-hash "$v")
-confsum=$( { for f in $frags; do [ -f "$NETSWAP_ROOT/$f" ] || die "missing config fragment $f"; cat "$NETSWAP_ROOT/$f"; done; } | sha256sum | cut -d' ' -f1)
 cfgsum=$(echo "$confsum $treehash" | sha256sum | cut -d' ' -f1)
 # The variants share one source tree; switching it to another variant gives
 # the files that differ new mtimes, and make would then rebuild everything

@@ -5,6 +5,8 @@
 #   rig/tree.sh --list VARIANT KIND    list the variant's patches or configs
 #   rig/tree.sh --tree-hash VARIANT    the git tree the variant builds from
 #                                      (its branch prepared, nothing checked out)
+#   rig/tree.sh --prepared-tree-hash VARIANT   the same without writing anything:
+#                                      fails if the branch is not prepared and current
 #
 # All variants share one source path, $NETSWAP_CACHE/linux: a git repository
 # holding Debian's linux-source-6.1 as unpacked from its tarball (commit tagged
@@ -130,6 +132,13 @@ case "${1:-}" in
 --list) [ $# -eq 3 ] || die "usage: rig/tree.sh --list VARIANT patch|config"; variant_lines "$2" "$3" ;;
 --tree-hash) [ $# -eq 2 ] || die "usage: rig/tree.sh --tree-hash VARIANT"
 	G rev-parse "$(prepare_branch "$2")^{tree}" ;;
+--prepared-tree-hash) # the same, read-only: fails unless the branch is prepared and current
+	[ $# -eq 2 ] || die "usage: rig/tree.sh --prepared-tree-hash VARIANT"
+	[ -d "$TREE/.git" ] || exit 1
+	name=$(basename "$2")
+	# shellcheck disable=SC2046  # one patch per word
+	[ "$(G config --get "netswap.stamp.$name" || true)" = "$(patch_stamp $(variant_lines "$2" patch))" ] || exit 1
+	G rev-parse -q --verify "v/$name^{tree}" ;;
 ''|-*) die "usage: rig/tree.sh VARIANT" ;;
 *) checkout_variant "$1" ;;
 esac

@@ -69,6 +69,18 @@ KERNEL_ARGS = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
                "softlockup_panic=0 initramfs_async=0")
 
 
+def kernel_args(sc, series):
+    """The guest's command line: the rig's own, KUnit off unless the scenario
+    runs it (kernels with the series have the suites built in), then the
+    scenario's."""
+    args = [KERNEL_ARGS]
+    if series and not sc.kunit:
+        args.append("kunit.enable=0")
+    if sc.kernel_args:
+        args.append(sc.kernel_args)
+    return " ".join(args)
+
+
 def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False, series=False):
     outdir = os.path.abspath(outdir)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -104,7 +116,7 @@ def run_once(sc, rep, kernel, base_initrd, outdir, quiet=False, series=False):
         conf = guestenv.conf(sc, nbd_port, udp_port)
         img = initrd.make_run_initrd(base_initrd, rundir, conf, script)
         qemu = procs.Qemu(rundir, kernel, img, sc.ram, sc.cpus, sc.nic,
-                          sc.accel, (KERNEL_ARGS + " " + sc.kernel_args).strip(), disk,
+                          sc.accel, kernel_args(sc, series), disk,
                           hostfwd, tap=netns.TAP if sc.net == "tap" else None)
         info(f"{label} booting ({sc.accel}, {sc.ram}M, {sc.cpus} vCPUs, {sc.nic}, "
              f"swap={sc.swap}); console: {os.path.join(rundir, 'console.log')}", quiet)

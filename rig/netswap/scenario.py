@@ -155,7 +155,9 @@ KEYS = {
     "ram": (_size_mb, 256, "guest RAM, e.g. 256M"),
     "cpus": (_int_range(1, 8), 2, "guest vCPUs"),
     "nic": (_choice("virtio-net", "e1000", "e1000e"), "virtio-net", "guest NIC model"),
-    "accel": (_choice("tcg", "kvm"), "tcg", "QEMU accelerator (kvm only when asked)"),
+    "accel": (_choice("tcg", "kvm", "icount"), "tcg",
+              "QEMU accelerator (kvm only when asked; icount: TCG counting instructions, "
+              "guest time = instructions executed, for benchmarks)"),
     "swap": (_choice("nbd", "nbd-manual", "vblk", "none"), "nbd",
              "swap device: NBD (attached with nbd_client), local virtio-blk, none; "
              "nbd-manual: server up, the test attaches"),
@@ -226,6 +228,9 @@ KEYS = {
     "vmwatch_interval": (_int_range(0, 3600), 5, "guest counter sampling interval (0 = off)"),
     "sysrq_dump": (_str, "wm", "sysrq keys sent when hung (w = blocked tasks, m = memory, t = all tasks)"),
     "kernel_args": (_str, "", "extra kernel command line"),
+    "kunit": (_bool, False, "run the kernel's built-in KUnit suites at boot (kernels that have "
+              "them; off: kunit.enable=0, so that other runs neither wait for nor are "
+              "disturbed by the suites)"),
     "kernel_allow": (_kinds, [], "fatal kernel report kinds this scenario provokes on purpose "
                      "(e.g. hung_task for a hang); any other fails a run that expects a verdict"),
     "kernel_allow_reason": (_str, "", "why kernel_allow is needed (required with it)"),

@@ -157,6 +157,14 @@ class ScenarioTest(unittest.TestCase):
         with self.assertRaisesRegex(scenario.ScenarioError, "tap_loss needs net = tap"):
             scenario.parse_text("tap_loss = 20\n")
 
+    def test_kunit_runs_only_when_asked(self):
+        """Kernels with the series carry KUnit suites that drain memory and flip
+        global keys at boot: off (kunit.enable=0) unless the scenario asks."""
+        plain = scenario.parse_text("kernel_args = foo=1\n")
+        self.assertEqual(run.kernel_args(plain, True), run.KERNEL_ARGS + " kunit.enable=0 foo=1")
+        self.assertEqual(run.kernel_args(plain, False), run.KERNEL_ARGS + " foo=1")
+        self.assertNotIn("kunit.enable", run.kernel_args(scenario.load("kunit", []), True))
+
     def test_duplicate_key(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):
             scenario.parse_text("ram = 256M\nram = 512M\n")
