@@ -40,8 +40,10 @@ cp "$NETSWAP_ROOT/guest/init" "$root/init.sh"
 cp "$NETSWAP_ROOT/guest/lib.sh" "$root/lib/netswap.sh"
 mknod "$root/dev/console" c 5 1 2>/dev/null || true
 mkdir -p "$out"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -9 > "$img.tmp"
-mv "$img.tmp" "$img"
+# a temporary file of this build's own: two builds at once (parallel runs)
+# must not write into one file
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -9 > "$img.tmp.$$"
+mv "$img.tmp.$$" "$img"
 echo "$sum" > "$out/.sum"
 log "initramfs: $img ($(du -h "$img" | cut -f1))"
 echo "$img"

@@ -221,6 +221,20 @@ class NbdServer:
 
 NIC_DEVICES = {"virtio-net": "virtio-net-pci", "e1000": "e1000", "e1000e": "e1000e"}
 
+# QEMU's accelerator per scenario `accel`. icount: TCG with instruction
+# counting, so that guest time is a function of the instructions executed
+# (shift=0: 1 ns a guest instruction; sleep=off: an idle guest's clock jumps
+# to its next timer instead of waiting for the host). Every vCPU runs in one
+# host thread, round robin on the virtual clock; the CPU has no RDRAND/RDSEED
+# and the RTC starts at a fixed date on the virtual clock, so that no host
+# randomness or wall-clock time reaches the guest.
+ACCEL_ARGS = {
+    "tcg": ["-accel", "tcg,thread=multi", "-cpu", "max"],
+    "kvm": ["-accel", "kvm", "-cpu", "host"],
+    "icount": ["-accel", "tcg,thread=single", "-icount", "shift=0,sleep=off",
+               "-cpu", "max,-rdrand,-rdseed", "-rtc", "base=2026-01-01T00:00:00,clock=vm"],
+}
+
 
 class Qemu:
     """A QEMU guest with its serial console on a pipe and QMP on a unix
@@ -237,8 +251,7 @@ class Qemu:
         self.first_lines = []
         self.proc = None
         self.exited = threading.Event()
-        accel_args = (["-accel", "kvm", "-cpu", "host"] if accel == "kvm"
-                      else ["-accel", "tcg,thread=multi", "-cpu", "max"])
+        accel_args = ACCEL_ARGS[accel]
         if tap:
             netdev = f"tap,id=n0,ifname={opt_escape(tap)},script=no,downscript=no"
         else:
