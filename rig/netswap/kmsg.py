@@ -77,7 +77,7 @@ KINDS = (
     _k("nbd_dead_conn", r"Dead connection, failed to find a fallback", False,
        "nbd request found no live connection (it fails unless a dead-connection timeout is set)"),
     _k("block_io_error", r"I/O error, dev \S+, sector", False, "block I/O error"),
-    _k("throttle_msg", r"[Tt]hrottling .* reclaim", False, "throttled reclaim message"),
+    _k("throttle_msg", r"[Tt]hrottl(ing|ed) .*reclaim", False, "throttled reclaim message"),
     _k("sysrq", r"sysrq: ", False, "sysrq handled"),
     _k("kunit_fail", r"(^|\] )\s*not ok \d+ ", False, "KUnit case failed"),
 )

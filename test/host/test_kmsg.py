@@ -48,6 +48,8 @@ LINES = {
     "[   10.0] block nbd0: Possible stuck request 00000000: control (write@1234,4096B). Runtime 30 seconds":
         "nbd_stuck",
     "[   10.0] sysrq: Show Blocked State": "sysrq",
+    "[   11.6] vmscan: swapstress (pid 119) throttled in direct reclaim: node 0 has 1674 free pages, "
+    "below half of its pfmemalloc reserve of 4562 pages": "throttle_msg",
     "[    1.0]     not ok 3 grow_and_shrink_exactly": "kunit_fail",
     # our own lines are never kernel reports
     "swapstress: progress t=4.0 verified=50 rate=25 filled=242304 passes=0/64 corrupt=0 running=32": None,
