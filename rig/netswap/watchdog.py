@@ -124,13 +124,16 @@ def watch(sc, qemu, label, quiet, nbd=None):
     if verdict is None:
         # QEMU exited: drain what is left, then judge from what the guest said
         drain(time.monotonic() + 0.5)
-        if st.errors:
+        # an error before the workload reported its end is a setup failure;
+        # after it (the guest's script killed when the swap device is lost
+        # under it, a detach that failed), the workload's own end decides
+        if st.errors and st.result is None:
             verdict = Verdict.SETUP_FAILED
         elif st.exit_rc is None:
             verdict = Verdict.CRASHED
         elif st.result and st.result.get("result") == "corrupt":
             verdict = Verdict.CORRUPT
-        elif st.exit_rc == 0:
+        elif st.exit_rc == 0 and not st.errors:
             verdict = Verdict.COMPLETED
         else:
             verdict = Verdict.FAILED

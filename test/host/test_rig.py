@@ -282,6 +282,16 @@ class VerdictTest(unittest.TestCase):
                                        "NETSWAP: exit rc=11", None]), "t", quiet=True)
         self.assertEqual(r["verdict"], "setup-failed")
 
+    def test_error_after_the_workload_ended_is_not_a_setup_failure(self):
+        """Captured: the server gone past the dead-connection timeout; every
+        worker killed by SIGBUS, swapstress reports its end, then the guest's
+        script (its pages on the lost device too) dies: the workload failed,
+        the setup did not."""
+        with open(os.path.join(DATA, "gave-up-series.log"), errors="replace") as f:
+            lines = f.read().splitlines()
+        r = watch(self.sc(), FakeQemu(lines + [None]), "t", quiet=True)
+        self.assertEqual((r["verdict"], r["killed"], r["rc"]), ("failed", 32, 139))
+
     def test_hung_needs_observed_silence(self):
         """No progress for hang_after seconds (and none during the dump) -> hung, with sysrq sent."""
         watchdog.DUMP_WAIT = 1
