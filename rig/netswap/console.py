@@ -140,6 +140,11 @@ class ConsoleState:
             elif what == "progress":
                 self.progress = fields
                 self.progress_count += 1
+                # every page written once: the workload only reads back now
+                total = (num((self.start or {}).get("procs")) or 0) * \
+                    (num((self.start or {}).get("pages_per_proc")) or 0)
+                if total and (num(fields.get("filled")) or 0) >= total:
+                    self.phases.setdefault("verify", now)
                 w = (num(fields.get("verified")) or 0) + (num(fields.get("filled")) or 0)
                 self._work(w, now, num(fields.get("t")))
             elif what == "corrupt":

@@ -193,9 +193,11 @@ KEYS = {
                        "DOWN seconds later; 'none' = never"),
     "link_outage": (_pause, None, "'AT:DOWN': take the tap link down (net = tap) AT seconds into "
                     "the workload and up again DOWN seconds later; nbd-server keeps running"),
-    "server_clock": (_choice("run", "squeeze"), "run",
-                     "what server_pause/server_restart's AT counts from: the workload's start, or "
-                     "the start of the squeeze fixture's hold (guest/tests/rx-squeeze.sh)"),
+    "server_clock": (_choice("run", "squeeze", "verify"), "run",
+                     "what server_pause/server_restart's AT counts from: the workload's start, "
+                     "the start of the squeeze fixture's hold (guest/tests/rx-squeeze.sh), or the "
+                     "moment swapstress has written every page once (from then on its processes "
+                     "only read their pages back)"),
     "nbd_timeout": (_int_range(0, 86400), 0, "request timeout (-t) in seconds (0 = the client's default)"),
     "min_free_kbytes": (_mfk, None, "'default' or a value for vm.min_free_kbytes"),
     "sysctl": (_words, [], "extra guest sysctls, key=value separated by spaces; "

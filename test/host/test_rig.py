@@ -397,6 +397,38 @@ class ServerRestartTest(unittest.TestCase):
         self.assertEqual(nbd.calls, ["kill", "start"])
         self.assertEqual(r["server_restart"]["clock"], "squeeze")
 
+    def test_clock_can_be_the_end_of_the_fill(self):
+        """server_clock = verify: AT counts from the first progress line whose
+        filled pages reach procs x pages_per_proc (every page written once; the
+        workload only reads back from then on), whatever the fill took."""
+        watchdog.DUMP_WAIT = 1
+
+        class FakeNbd:
+            port = 1
+
+            def __init__(self):
+                self.calls = []
+
+            def kill(self):
+                self.calls.append("kill")
+
+            def start(self, keep_export=False):
+                self.calls.append("start")
+
+        start = next(line for line in LINES if "swapstress: start" in line)
+        total = int(start.split("procs=")[1].split()[0]) * int(start.split("pages_per_proc=")[1].split()[0])
+        reading = next(line for line in LINES if "swapstress: progress" in line
+                       and int(line.split("filled=")[1].split()[0]) >= total)
+        self.assertNotIn(reading, STARTED)
+        sc = self.sc(hang_after=5, sysrq_dump="w", server_restart="1:1", server_clock="verify")
+        nbd = FakeNbd()
+        watch(sc, FakeQemu(STARTED), "t", quiet=True, nbd=nbd)
+        self.assertEqual(nbd.calls, [])
+        nbd = FakeNbd()
+        r = watch(sc, FakeQemu(STARTED + [reading]), "t", quiet=True, nbd=nbd)
+        self.assertEqual(nbd.calls, ["kill", "start"])
+        self.assertEqual(r["server_restart"]["clock"], "verify")
+
     def test_reconnect_lines_counted(self):
         st = console.ConsoleState()
         for line in ["[   14.1] block nbd0: connection 0 lost, reconnecting",
