@@ -12,6 +12,7 @@
 #   NS_LB_MSGS    messages per timed repetition ...
 #   NS_LB_MAX     ... but at most this many bytes
 #   NS_LB_REPS    timed repetitions of each size in this boot
+#   NS_LB_WARMUP  untimed bytes first, in quarters of a repetition (1)
 #   NS_LB_CPUS    S,R: pin the sender to CPU S and the receiver to R ('' = no)
 #   NS_LB_OPTS    more loopbench options, colons for spaces (-B:262144:-P:1,2)
 # Prints loopbench's "NETSWAP: bench proto=P size=N rep=I ..." lines.
@@ -35,7 +36,7 @@ for proto in $PROTOS; do
 		[ "$total" -gt "${NS_LB_MAX:-16777216}" ] && total=${NS_LB_MAX:-16777216}
 		sleep 0.2	# the console's last lines leave before the clock starts
 		# shellcheck disable=SC2086
-		out=$(loopbench $u -s "$size" -t "$total" -w $((total / 4)) -n "${NS_LB_REPS:-3}" $OPTS) ||
+		out=$(loopbench $u -s "$size" -t "$total" -w $((total * ${NS_LB_WARMUP:-1} / 4)) -n "${NS_LB_REPS:-3}" $OPTS) ||
 			{ ns_say "error loopbench proto=$proto size=$size failed"; rc=1; }
 		echo "$out"
 		n=$((n + 1))

@@ -60,6 +60,9 @@ def main(argv=None):
                    help="also check that exactly N records were judged")
     b = sub.add_parser("bench", help="benchmarks (make bench; BENCH_QUICK=1 for a few minutes)")
     b.add_argument("--quick", action="store_true")
+    b.add_argument("--icount", action="store_true",
+                   help="the network table and fast-path costs under instruction counting "
+                   "(make bench-icount)")
     b.add_argument("--report", metavar="FILE",
                    help="only rebuild the markdown table and plots from a bench results file")
     a = ap.parse_args(argv)
@@ -70,7 +73,7 @@ def main(argv=None):
             from . import bench
             if a.report:
                 return bench.main(["--report", a.report])
-            return bench.main(["--quick"] if a.quick else [])
+            return bench.main((["--quick"] if a.quick else []) + (["--icount"] if a.icount else []))
         if a.cmd == "keys":
             print(scenario.describe_keys())
             print("\nguest settings (run.conf), from guestenv.TABLE:")

@@ -296,7 +296,11 @@ def write_md(tag, reps, elapsed, path, net, swap, scaling, pngs):
                 "meaningful as ratios measured in the same run**; configurations were run "
                 "interleaved (A B A B ...). Benchmarks report; they do not pass or fail.\n\n")
         f.write(READING + "\n")
-        f.write("## Network overhead (iperf3 on the guest's loopback; the seed's netperf table)\n")
+        f.write("## Network overhead, TCG wall clock (iperf3 on the guest's loopback; the seed's "
+                "netperf table)\n\n")
+        f.write("A second view: the host's load moves these figures. The same table under "
+                "instruction counting, which it does not move: `bench-icount.md` "
+                "(`make bench-icount`).\n\n")
         f.write(f"Repetitions: {reps}; raw samples: `{os.path.basename(path)}`.\n")
         f.write(net_table(net) + "\n\n")
         f.write("## Swap cost: NBD against a local disk (seed workload, one pass)\n\n")
@@ -311,6 +315,9 @@ def write_md(tag, reps, elapsed, path, net, swap, scaling, pngs):
 def report(path):
     """Rebuild bench-TAG.md and the plots from a results file (bench --report FILE)."""
     rows = [json.loads(line) for line in open(path)]
+    if any(r.get("phase") in ("net-icount", "net-tcg", "fastpath") for r in rows):
+        from . import benchicount      # a make bench-icount results file
+        return benchicount.report(path)
     net = [r for r in rows if r.get("phase") == "net"]
     swap = [r for r in rows if r.get("phase") == "swap"]
     scaling = [r for r in rows if r.get("phase") in ("conns", "procs")]
@@ -333,6 +340,9 @@ def report(path):
 def main(argv):
     if "--report" in argv:
         return report(argv[argv.index("--report") + 1])
+    if "--icount" in argv:
+        from . import benchicount      # make bench-icount
+        return benchicount.main(argv)
     quick = os.environ.get("BENCH_QUICK") == "1" or "--quick" in argv
     reps = 1 if quick else int(os.environ.get("BENCH_REPS", "3"))
     outdir = os.path.join(run.OUT, "bench")
