@@ -17,5 +17,6 @@ for mode in bad-magic unknown-handle truncate; do
 		--set hang_after=180
 	verify survived_hostile || fail "hostile server ($mode)"
 	cp "$RESULTS" "$NETSWAP_OUT/test/hostile-server-$mode.jsonl"
+	cp "$RUNDIR/console.log" "$NETSWAP_OUT/test/hostile-server-$mode.console.log"
 done
 pass "a server breaking the protocol costs requests at most, never the kernel"
