@@ -54,6 +54,13 @@ boots and in-boot repetitions, spread = (max - min) / median. `frag_refill`
 256 reuses the page every round; 1024 allocates a new 32 KB page every 32
 calls."""
 
+METHOD_JL = """Method: as above, on the variants `stock-bench-jl` and `series-bench-jl`
+(`test/fixtures/jump-label.config`). The rig's guest config (tinyconfig +
+`kconfig/guest.config`) has no `CONFIG_JUMP_LABEL`, so there a disabled
+`static_branch_unlikely()` is a load, a test and a branch (3 instructions);
+with jump labels it is one 5-byte NOP, as in Debian's kernels. The
+difference between the two tables is what the rig's config adds."""
+
 METHOD_WALL = """Second view, TCG wall clock: the same scenario and tool with `accel = tcg`
 (`-accel tcg,thread=multi`, one vCPU), timed by the guest's clock, which
 follows the host's: the figures move with whatever else the 2-core host runs
@@ -145,14 +152,21 @@ def net_phase(accel, boots, quick, outdir, kernels, base, jl):
     return rows
 
 
-def fastpath_phase(boots, outdir, kernels, base, jl):
+# fast-path kernels: the rig's guest config, and the same with jump labels
+FASTPATH_CONFIGS = (("rig", ""), ("jump_label", "-jl"))
+
+
+def fastpath_phase(boots, outdir, kernels, base, jl, config="rig"):
+    suffix = dict(FASTPATH_CONFIGS)[config]
     rows = []
     for boot in range(1, boots + 1):
         for variant in ("stock", "series"):
-            say(f"fastpath: {variant}-bench boot {boot}/{boots}")
-            rec, text = one("fastpath-bench", [f"variant={variant}-bench"], outdir, kernels, base)
-            out = [_run_row("fastpath", rec, text, boot, variant=variant, kernel=f"{variant}-bench")]
-            out += [dict(r, phase="fastpath", variant=variant, boot=boot) for r in parse_fastpath(text)]
+            kernel = f"{variant}-bench{suffix}"
+            say(f"fastpath: {kernel} boot {boot}/{boots}")
+            rec, text = one("fastpath-bench", [f"variant={kernel}"], outdir, kernels, base)
+            out = [_run_row("fastpath", rec, text, boot, variant=variant, kernel=kernel, config=config)]
+            out += [dict(r, phase="fastpath", variant=variant, boot=boot, config=config)
+                    for r in parse_fastpath(text)]
             for r in out:
                 jl.write(json.dumps(r) + "\n")
             jl.flush()
@@ -217,10 +231,10 @@ def net_table(rows, phase):
     return "\n".join(out)
 
 
-def fastpath_cells(rows):
+def fastpath_cells(rows, config="rig"):
     cells = {}
     for r in rows:
-        if r.get("phase") != "fastpath" or "ns_per_call" not in r:
+        if r.get("phase") != "fastpath" or "ns_per_call" not in r or r.get("config", "rig") != config:
             continue
         c = cells.setdefault((r["memalloc"], r["name"], r["len"], r["op"]), {})
         c.setdefault(r["variant"], []).append(r["ns_per_call"])
@@ -237,8 +251,8 @@ def fastpath_order(rows):
     return order
 
 
-def fastpath_table(rows):
-    cells = fastpath_cells(rows)
+def fastpath_table(rows, config="rig"):
+    cells = fastpath_cells(rows, config)
     order = fastpath_order(rows)
     out = []
     for memalloc in (0, 1):
@@ -266,9 +280,9 @@ def fastpath_table(rows):
     return "\n".join(out)
 
 
-def memalloc_table(rows):
+def memalloc_table(rows, config="rig"):
     """What switching the memalloc sockets' key on costs each kernel."""
-    cells = fastpath_cells(rows)
+    cells = fastpath_cells(rows, config)
     keys = fastpath_order(rows)
     out = ["| call | len | op | stock: on - off | series: on - off |", "|---|---:|---|---:|---:|"]
     for name, length, op in keys:
@@ -356,14 +370,21 @@ def write_md(path, rows):
         f.write(net_table(rows, "net-icount") + "\n\n")
         if png:
             f.write(f"![{os.path.basename(png)}]({os.path.basename(png)})\n\n")
-        if any(r.get("phase") == "fastpath" for r in rows):
-            f.write("## Per-call cost of the fast paths the series changes\n\n")
-            f.write(f"Boots per kernel: {boots.get('fastpath', '?')}.\n\n")
-            f.write(METHOD_FASTPATH + "\n")
-            f.write(fastpath_table(rows) + "\n\n")
+        for config, _ in FASTPATH_CONFIGS:
+            if not fastpath_cells(rows, config):
+                continue
+            if config == "rig":
+                f.write("## Per-call cost of the fast paths the series changes\n\n")
+                f.write(f"Boots per kernel: {boots.get('fastpath', '?')}.\n\n")
+                f.write(METHOD_FASTPATH + "\n")
+            else:
+                f.write("## The same with jump labels (`CONFIG_JUMP_LABEL=y`, as Debian builds)\n\n")
+                f.write(f"Boots per kernel: {boots.get('fastpath-jl', '?')}.\n\n")
+                f.write(METHOD_JL + "\n")
+            f.write(fastpath_table(rows, config) + "\n\n")
             f.write("What switching the key on costs each kernel (instructions per call, "
                     "medians, on minus off):\n\n")
-            f.write(memalloc_table(rows) + "\n\n")
+            f.write(memalloc_table(rows, config) + "\n\n")
         if any(r.get("phase") == "net-tcg" for r in rows):
             f.write("## Second view: the same network runs on TCG, wall clock\n\n")
             f.write(f"Boots per configuration: {boots.get('net-tcg', '?')}.\n\n")
@@ -389,12 +410,13 @@ def main(argv):
     quick = os.environ.get("BENCH_QUICK") == "1" or "--quick" in argv
     boots = {"net-icount": 1 if quick else int(os.environ.get("BENCH_BOOTS", "4")),
              "fastpath": 1 if quick else int(os.environ.get("BENCH_FASTPATH_BOOTS", "3")),
+             "fastpath-jl": 1 if quick else int(os.environ.get("BENCH_FASTPATH_BOOTS", "3")),
              "net-tcg": 1 if quick else int(os.environ.get("BENCH_WALL_BOOTS", "2"))}
     outdir = os.path.join(run.OUT, "bench")
     os.makedirs(bench.RESULTS, exist_ok=True)
     tag = "bench-icount-quick" if quick else "bench-icount"
     kernels = {}
-    for v in ("stock", "series", "stock-bench", "series-bench"):
+    for v in ("stock", "series", "stock-bench", "series-bench", "stock-bench-jl", "series-bench-jl"):
         say(f"kernel {v}")
         kernels[v] = run.build_kernel(v)
     base = run.build_initramfs()
@@ -402,6 +424,7 @@ def main(argv):
     path = os.path.join(bench.RESULTS, f"{tag}.jsonl")
     with open(path, "w") as jl:
         fastpath_phase(boots["fastpath"], outdir, kernels, base, jl)
+        fastpath_phase(boots["fastpath-jl"], outdir, kernels, base, jl, config="jump_label")
         net_phase("icount", boots["net-icount"], quick, outdir, kernels, base, jl)
         net_phase("tcg", boots["net-tcg"], quick, outdir, kernels, base, jl)
         jl.write(json.dumps({"phase": "meta", "date": time.strftime("%Y-%m-%d"),

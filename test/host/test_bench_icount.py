@@ -113,6 +113,9 @@ class ReportTest(unittest.TestCase):
         rows += net_rows("series", 0, "tcp", 1024, [2100.0, 2500.0], phase="net-tcg")
         rows += fp_rows("stock", 0, "kmem_cache_alloc", 64, "alloc", [30.0, 30.0])
         rows += fp_rows("series", 0, "kmem_cache_alloc", 64, "alloc", [30.0, 30.0])
+        rows += [dict(r, config="jump_label") for r in
+                 fp_rows("stock", 0, "kmem_cache_alloc", 64, "alloc", [25.0, 25.0])
+                 + fp_rows("series", 0, "kmem_cache_alloc", 64, "alloc", [27.0, 27.0])]
         rows.append({"phase": "meta", "date": "2026-12-06", "elapsed_s": 4000,
                      "boots": {"net-icount": 1, "fastpath": 1, "net-tcg": 1}, "qemu": "QEMU 7.2"})
         with tempfile.TemporaryDirectory() as d:
@@ -138,6 +141,11 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| 1024 | 2300.00 | 26.09% | 2300.00 | 17.39% | +0.00% | - |", md)
         self.assertIn("| kmem_cache_alloc | 64 | alloc | 30.0 | 0.00% | 30.0 | 0.00% | +0.0 | +0.00% | - |", md)
         self.assertIn("| net-icount | stock | 0 | 1 | completed | 200.0 | hpet | 0 | - |", md)
+        # the jump-label kernels in a table of their own, after the rig's
+        jl = md.index("## The same with jump labels")
+        self.assertGreater(jl, md.index("## Per-call cost of the fast paths"))
+        self.assertIn("| kmem_cache_alloc | 64 | alloc | 25.0 | 0.00% | 27.0 | 0.00% | +2.0 | +8.00% | **cost** |",
+                      md[jl:])
         self.assertIn("`bench-icount.jsonl`", md)
 
 
