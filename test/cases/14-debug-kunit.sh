@@ -4,6 +4,6 @@
 # every case passes and no debug check reports anything.
 # TIMEOUT: 2400
 . "$(dirname "$0")/../lib.sh"
-run_scenario kunit --set variant=series-debug --set ram="$DEBUG_RAM" --set max_time=1200
+run_scenario kunit "${DEBUG_SETS[@]}" --set max_time=1200
 verify kunit,kernel_clean || fail "KUnit on the debug kernel"
 pass "KUnit suites pass on the debug kernel, nothing reported"

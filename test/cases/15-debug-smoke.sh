@@ -6,7 +6,7 @@
 # under TCG, and what it checks is the paths taken, not the volume.
 # TIMEOUT: 1800
 . "$(dirname "$0")/../lib.sh"
-run_scenario smoke --set variant=series-debug --set ram="$DEBUG_RAM" --set max_time=1500 --set size=1.2x --set procs=4 \
+run_scenario smoke "${DEBUG_SETS[@]}" --set max_time=1500 --set size=1.2x --set procs=4 \
 	--set hang_after=240
 verify completed,no_loss,swapped,kernel_clean || fail "smoke on the debug kernel"
 [ "$RUN_RC" -eq 0 ] || fail "runner exit $RUN_RC"

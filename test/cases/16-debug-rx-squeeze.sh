@@ -9,7 +9,7 @@
 # the first run, against 1000 asked).
 # TIMEOUT: 2400
 . "$(dirname "$0")/../lib.sh"
-run_scenario rx-squeeze --set variant=series-debug --set ram="$DEBUG_RAM" \
+run_scenario rx-squeeze "${DEBUG_SETS[@]}" \
 	--set max_time=1500 --set hang_after=240
 verify rx_squeeze_reached || fail "rx squeeze on the debug kernel"
 pass "series-debug receives through the reserves, nothing reported"

@@ -5,7 +5,7 @@
 # DEBUG_OBJECTS_WORK and KASAN.
 # TIMEOUT: 1800
 . "$(dirname "$0")/../lib.sh"
-run_scenario reserve-watermarks --set variant=series-debug --set ram="$DEBUG_RAM" \
+run_scenario reserve-watermarks "${DEBUG_SETS[@]}" \
 	--set max_time=1500
 verify guest_ktap,completed,kernel_clean || fail "reserve watermarks on the debug kernel"
 [ "$RUN_RC" -eq 0 ] || fail "runner exit $RUN_RC"
