@@ -241,6 +241,11 @@ def fastpath_cells(rows, config="rig"):
     return cells
 
 
+def _zero(d):
+    """A difference that prints as 0.0 is +0.0, not -0.0."""
+    return 0.0 if abs(d) < 0.05 else d
+
+
 def fastpath_order(rows):
     """(name, len, op) in the fixture's own order."""
     order = []
@@ -273,7 +278,7 @@ def fastpath_table(rows, config="rig"):
             ma = statistics.median(a) if a else None
             mb = statistics.median(b) if b else None
             sa, sb = spread(a), spread(b)
-            diff = f"{mb - ma:+.1f}" if ma is not None and mb is not None else "-"
+            diff = f"{_zero(mb - ma):+.1f}" if ma is not None and mb is not None else "-"
             ratio = f"{(mb / ma - 1) * 100:+.2f}%" if ma and mb else "-"
             out.append(f"| {name} | {length} | {op} | {ma or 0:.1f} | {sa:.2f}% | {mb or 0:.1f} | "
                        f"{sb:.2f}% | {diff} | {ratio} | {judge(ma, mb, sa, sb, higher_is_better=False)} |")
@@ -290,7 +295,8 @@ def memalloc_table(rows, config="rig"):
         for v in ("stock", "series"):
             off = cells.get((0, name, length, op), {}).get(v)
             on = cells.get((1, name, length, op), {}).get(v)
-            vals.append(f"{statistics.median(on) - statistics.median(off):+.1f}" if off and on else "-")
+            vals.append(f"{_zero(statistics.median(on) - statistics.median(off)):+.1f}"
+                        if off and on else "-")
         out.append(f"| {name} | {length} | {op} | {vals[0]} | {vals[1]} |")
     return "\n".join(out)
 
@@ -302,7 +308,7 @@ def runs_table(rows):
         if r.get("phase") == "run":
             out.append(f"| {r['of']} | {r.get('kernel') or r['variant']} | {r.get('nbd', '-')} | "
                        f"{r['boot']} | {r['verdict']} | {r['wall_s']} | {r.get('clocksource')} | "
-                       f"{r.get('memalloc_sockets', '-')} | {'; '.join(r.get('errors') or []) or '-'} |")
+                       f"{r.get('memalloc_sockets') or '-'} | {'; '.join(r.get('errors') or []) or '-'} |")
     return "\n".join(out)
 
 
