@@ -231,6 +231,23 @@ def net_table(rows, phase):
     return "\n".join(out)
 
 
+def net_summary(rows, phase):
+    """One line: which rows count as a cost or a gain (outside both spreads)."""
+    cells = net_cells(rows, phase)
+    costs, gains, total = [], [], 0
+    for (nbd, proto, size), c in sorted(cells.items()):
+        a, b = c.get("stock", []), c.get("series", [])
+        if not a or not b:
+            continue
+        total += 1
+        ma, mb = statistics.median(a), statistics.median(b)
+        v = judge(ma, mb, spread(a), spread(b))
+        what = f"{proto.upper()} {size}{' + nbd' if nbd else ''} ({(mb / ma - 1) * 100:+.2f}%)"
+        (costs if v == "**cost**" else gains if v == "gain" else []).append(what)
+    return (f"Rows outside both spreads: {len(costs) + len(gains)} of {total}. "
+            f"Costs: {', '.join(costs) or 'none'}. Gains: {', '.join(gains) or 'none'}.")
+
+
 def fastpath_cells(rows, config="rig"):
     cells = {}
     for r in rows:
@@ -368,12 +385,14 @@ def write_md(path, rows):
                 "sample, one `phase: run` line per boot). Guest: 256 MB, 1 vCPU; host: "
                 f"{meta.get('qemu', 'QEMU')} on 2 cores shared with other work. Configurations "
                 "interleaved boot by boot (stock, series, stock + nbd, series + nbd, ...). "
-                "Benchmarks report; they do not pass or fail. What is left nondeterministic, "
-                "and how the method was chosen: `bench-icount-determinism.md`.\n\n")
+                "Benchmarks report; they do not pass or fail. What the figures say, in words: "
+                "`bench-icount-findings.md`; what is left nondeterministic and how the method "
+                "was chosen: `bench-icount-determinism.md`.\n\n")
         f.write("## Network overhead under instruction counting (the seed's netperf table)\n\n")
         f.write(f"Boots per configuration: {boots.get('net-icount', '?')}.\n\n")
         f.write(METHOD_NET + "\n")
         f.write(net_table(rows, "net-icount") + "\n\n")
+        f.write(net_summary(rows, "net-icount") + "\n\n")
         if png:
             f.write(f"![{os.path.basename(png)}]({os.path.basename(png)})\n\n")
         for config, _ in FASTPATH_CONFIGS:
@@ -396,6 +415,7 @@ def write_md(path, rows):
             f.write(f"Boots per configuration: {boots.get('net-tcg', '?')}.\n\n")
             f.write(METHOD_WALL + "\n")
             f.write(net_table(rows, "net-tcg") + "\n\n")
+            f.write(net_summary(rows, "net-tcg") + "\n\n")
         f.write("## Runs\n\n" + runs_table(rows) + "\n")
     return md
 

@@ -80,6 +80,9 @@ class TableTest(unittest.TestCase):
         self.assertIn("| 64 | 100.00 | 0.00% | 103.00 | 0.00% | +3.00% | gain |", t)
         self.assertIn("**UDP, no memalloc socket** — Mbit/s, median of 4 samples", t)
         self.assertNotIn("nbd attached", t)
+        self.assertEqual(benchicount.net_summary(rows, "net-icount"),
+                         "Rows outside both spreads: 2 of 3. Costs: UDP 64 (-2.00%). "
+                         "Gains: TCP 64 (+3.00%).")
         # the wall-clock view is its own phase
         self.assertEqual(benchicount.net_table(rows, "net-tcg"), "")
 
