@@ -63,6 +63,10 @@ def main(argv=None):
     b.add_argument("--icount", action="store_true",
                    help="the network table and fast-path costs under instruction counting "
                    "(make bench-icount)")
+    b.add_argument("--only", metavar="PHASE[,PHASE]",
+                   help="with --icount: only these of fastpath, fastpath-jl, net-icount, net-tcg")
+    b.add_argument("--append", action="store_true",
+                   help="with --icount: add to the results file instead of starting it again")
     b.add_argument("--report", metavar="FILE",
                    help="only rebuild the markdown table and plots from a bench results file")
     a = ap.parse_args(argv)
@@ -73,7 +77,8 @@ def main(argv=None):
             from . import bench
             if a.report:
                 return bench.main(["--report", a.report])
-            return bench.main((["--quick"] if a.quick else []) + (["--icount"] if a.icount else []))
+            return bench.main((["--quick"] if a.quick else []) + (["--icount"] if a.icount else [])
+                              + (["--only", a.only] if a.only else []) + (["--append"] if a.append else []))
         if a.cmd == "keys":
             print(scenario.describe_keys())
             print("\nguest settings (run.conf), from guestenv.TABLE:")

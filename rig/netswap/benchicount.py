@@ -372,7 +372,7 @@ plot {curves}
 
 def write_md(path, rows):
     tag = os.path.basename(path).rsplit(".", 1)[0]
-    meta = next((r for r in rows if r.get("phase") == "meta"), {})
+    meta = meta_of(rows)
     md = os.path.join(bench.RESULTS, f"{tag}.md")
     png = plot(rows, tag)
     boots = meta.get("boots", {})
@@ -432,27 +432,62 @@ def qemu_version():
     return r.stdout.splitlines()[0] if r.returncode == 0 and r.stdout else "QEMU"
 
 
+PHASES = ("fastpath", "fastpath-jl", "net-icount", "net-tcg")
+PHASE_KERNELS = {"fastpath": ("stock-bench", "series-bench"),
+                 "fastpath-jl": ("stock-bench-jl", "series-bench-jl"),
+                 "net-icount": ("stock", "series"), "net-tcg": ("stock", "series")}
+
+
+def _arg(argv, name):
+    return argv[argv.index(name) + 1] if name in argv and argv.index(name) + 1 < len(argv) else None
+
+
+def meta_of(rows):
+    """The runs' meta lines merged: boots per phase, elapsed time summed."""
+    meta = {"boots": {}, "elapsed_s": 0}
+    for r in rows:
+        if r.get("phase") == "meta":
+            meta.update({k: v for k, v in r.items() if k not in ("boots", "elapsed_s")})
+            meta["boots"].update(r.get("boots", {}))
+            meta["elapsed_s"] += r.get("elapsed_s", 0)
+    return meta
+
+
 def main(argv):
+    """bench --icount [--quick] [--only PHASE,...] [--append]: PHASE of
+    fastpath, fastpath-jl, net-icount, net-tcg (default: all); --append adds
+    to the results file instead of starting it again (a phase run later)."""
     quick = os.environ.get("BENCH_QUICK") == "1" or "--quick" in argv
     boots = {"net-icount": 1 if quick else int(os.environ.get("BENCH_BOOTS", "4")),
              "fastpath": 1 if quick else int(os.environ.get("BENCH_FASTPATH_BOOTS", "3")),
              "fastpath-jl": 1 if quick else int(os.environ.get("BENCH_FASTPATH_BOOTS", "3")),
              "net-tcg": 1 if quick else int(os.environ.get("BENCH_WALL_BOOTS", "2"))}
+    only = (_arg(argv, "--only") or ",".join(PHASES)).split(",")
+    bad = [p for p in only if p not in PHASES]
+    if bad:
+        say(f"unknown phase {', '.join(bad)}; phases: {', '.join(PHASES)}")
+        return 2
+    boots = {p: n for p, n in boots.items() if p in only}
     outdir = os.path.join(run.OUT, "bench")
     os.makedirs(bench.RESULTS, exist_ok=True)
     tag = "bench-icount-quick" if quick else "bench-icount"
     kernels = {}
-    for v in ("stock", "series", "stock-bench", "series-bench", "stock-bench-jl", "series-bench-jl"):
-        say(f"kernel {v}")
-        kernels[v] = run.build_kernel(v)
+    for p in PHASES:
+        for v in PHASE_KERNELS[p] if p in only else ():
+            if v not in kernels:
+                say(f"kernel {v}")
+                kernels[v] = run.build_kernel(v)
     base = run.build_initramfs()
     t0 = time.time()
     path = os.path.join(bench.RESULTS, f"{tag}.jsonl")
-    with open(path, "w") as jl:
-        fastpath_phase(boots["fastpath"], outdir, kernels, base, jl)
-        fastpath_phase(boots["fastpath-jl"], outdir, kernels, base, jl, config="jump_label")
-        net_phase("icount", boots["net-icount"], quick, outdir, kernels, base, jl)
-        net_phase("tcg", boots["net-tcg"], quick, outdir, kernels, base, jl)
+    with open(path, "a" if "--append" in argv else "w") as jl:
+        if "fastpath" in only:
+            fastpath_phase(boots["fastpath"], outdir, kernels, base, jl)
+        if "fastpath-jl" in only:
+            fastpath_phase(boots["fastpath-jl"], outdir, kernels, base, jl, config="jump_label")
+        for accel in ("icount", "tcg"):
+            if f"net-{accel}" in only:
+                net_phase(accel, boots[f"net-{accel}"], quick, outdir, kernels, base, jl)
         jl.write(json.dumps({"phase": "meta", "date": time.strftime("%Y-%m-%d"),
                              "elapsed_s": round(time.time() - t0), "boots": boots,
                              "qemu": qemu_version(), "quick": quick}) + "\n")

@@ -97,6 +97,14 @@ class TableTest(unittest.TestCase):
         m = benchicount.memalloc_table(rows)
         self.assertIn("| build_skb | 1500 | alloc | +0.0 | +3.0 |", m)
 
+    def test_meta_of_a_file_extended_later(self):
+        rows = [{"phase": "meta", "date": "2026-12-06", "elapsed_s": 100, "boots": {"fastpath": 3}},
+                {"phase": "meta", "date": "2026-12-07", "elapsed_s": 50, "boots": {"fastpath-jl": 2}}]
+        m = benchicount.meta_of(rows)
+        self.assertEqual(m["boots"], {"fastpath": 3, "fastpath-jl": 2})
+        self.assertEqual(m["elapsed_s"], 150)
+        self.assertEqual(m["date"], "2026-12-07")
+
     def test_spread(self):
         self.assertEqual(benchicount.spread([10.0]), 0.0)
         self.assertAlmostEqual(benchicount.spread([9.0, 10.0, 11.0]), 20.0)
