@@ -105,6 +105,14 @@ class TableTest(unittest.TestCase):
         self.assertEqual(m["elapsed_s"], 150)
         self.assertEqual(m["date"], "2026-12-07")
 
+    def test_meta_of_a_run_stopped_before_its_end(self):
+        # the first lines of docs/results/bench-icount.jsonl: a run without its meta line
+        rows = [json.loads(line) for line in open(os.path.join(DATA, "bench-icount-stopped.jsonl"))]
+        m = benchicount.meta_of(rows)
+        self.assertEqual(m["date"], "2026-12-06")
+        self.assertTrue(m["boots"]["fastpath"].startswith("2 at most (no meta line"))
+        self.assertNotIn("net-icount", m["boots"])
+
     def test_spread(self):
         self.assertEqual(benchicount.spread([10.0]), 0.0)
         self.assertAlmostEqual(benchicount.spread([9.0, 10.0, 11.0]), 20.0)
