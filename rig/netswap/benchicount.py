@@ -361,7 +361,7 @@ def plot(rows, tag):
                        for i, t in enumerate(blocks))
     script = f"""set terminal png size 900,520
 set output '{png}'
-set title 'series vs stock on the guest loopback, instruction counting (error bars: larger spread)'
+set title 'series vs stock, guest loopback, instruction counting (bars: larger spread)' noenhanced
 set xlabel 'message size (bytes)'; set ylabel 'series/stock - 1 (%)'; set logscale x 2
 set key outside right; set grid ytics; set yrange [-3:3]
 plot {curves}
