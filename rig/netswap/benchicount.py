@@ -479,7 +479,10 @@ def main(argv):
     boots = {p: n for p, n in boots.items() if p in only}
     outdir = os.path.join(run.OUT, "bench")
     os.makedirs(bench.RESULTS, exist_ok=True)
-    tag = "bench-icount-quick" if quick else "bench-icount"
+    # BENCH_ICOUNT_TAG names the results file (docs/results/TAG.jsonl), e.g.
+    # to measure one phase on another version of the series without mixing
+    # its samples into the main table
+    tag = os.environ.get("BENCH_ICOUNT_TAG") or ("bench-icount-quick" if quick else "bench-icount")
     kernels = {}
     for p in PHASES:
         for v in PHASE_KERNELS[p] if p in only else ():
