@@ -1,7 +1,7 @@
 #!/bin/bash
 # Developer helper: export a branch of a kernel git tree as patches/ (series +
 # NNNN-*.patch, git format-patch form).
-#   scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH
+#   [SUBJECT_PREFIX="PATCH v2"] [RFC_FROM=N] scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
@@ -18,6 +18,8 @@ cat patches/series
 if [ -n "${RFC_FROM:-}" ]; then
 	for p in patches/[0-9][0-9][0-9][0-9]-*.patch; do
 		n=$(basename "$p"); n=$((10#${n%%-*}))
-		[ "$n" -ge "$RFC_FROM" ] && sed -i '0,/^Subject: \[PATCH/s//Subject: [RFC PATCH/' "$p"
+		if [ "$n" -ge "$RFC_FROM" ]; then
+			sed -i '0,/^Subject: \[PATCH/s//Subject: [RFC PATCH/' "$p"
+		fi
 	done
 fi
