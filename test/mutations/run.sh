@@ -18,9 +18,12 @@ if [ $# -eq 0 ]; then
 else  # rerun of some: replace their rows, keep the others (the committed ones
 	# if this checkout has not run the whole set)
 	[ -f "$res" ] || cp docs/results/mutations.jsonl "$res" 2>/dev/null || : > "$res"
-	python3 - "$res" "$@" <<'PY'
+	# (rows of mutations no longer in mutations.tsv are dropped too)
+	python3 - "$res" test/mutations/mutations.tsv "$@" <<'PY'
 import json, sys
-rows = [l for l in open(sys.argv[1]) if json.loads(l)["mutation"] not in sys.argv[2:]]
+known = {l.split("\t")[0] for l in open(sys.argv[2]) if l.strip() and not l.startswith("#")}
+rows = [l for l in open(sys.argv[1])
+        if json.loads(l)["mutation"] in known and json.loads(l)["mutation"] not in sys.argv[3:]]
 open(sys.argv[1], "w").writelines(rows)
 PY
 fi
