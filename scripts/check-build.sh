@@ -115,6 +115,9 @@ stamp=$(cd "$PATCHES" && { for p in "${SERIES[@]}"; do echo "$p"; sha256sum < "$
 CB=$NETSWAP_CACHE/check-build
 SRC=$CB/src
 RUN=$CB/runs/$stamp
+# runs before 2026-12-07 kept the directory list in a file named "dirs",
+# the name of the directory pass's logs: that pass could never run
+[ ! -f "$RUN/dirs" ] || mv "$RUN/dirs" "$RUN/dirlist"
 TREE=$NETSWAP_CACHE/linux
 W() { git -C "$SRC" -c advice.detachedHead=false "$@"; }
 wall=-1
@@ -162,7 +165,7 @@ if [ ${#DIRLIST[@]} -gt 0 ]; then
 	done
 	DIRLIST=("${keep[@]}")
 fi
-printf '%s\n' "${DIRLIST[@]}" > "$RUN/dirs"
+printf '%s\n' "${DIRLIST[@]}" > "$RUN/dirlist"
 printf '%s\n' "${big[@]}" > "$RUN/bigdirs"
 printf '%s\n' "${SERIES[@]}" > "$RUN/series"
 echo "$PATCHES" > "$RUN/patches-dir"
@@ -306,7 +309,7 @@ import datetime, json, os, re, sys
 
 run, report, wall, n, patches = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 series = open(os.path.join(run, "series")).read().split()
-dirs = open(os.path.join(run, "dirs")).read().split()
+dirs = open(os.path.join(run, "dirlist")).read().split()
 bigdirs = open(os.path.join(run, "bigdirs")).read().split()
 touched = [line.split() for line in open(os.path.join(run, "touched"))]
 
