@@ -53,7 +53,24 @@ requires() {
 	done
 }
 
-pass=0 fail=0 skip=0 n=0
+# keep_failed NAME: copy a failed case's log and its run folders (consoles,
+# results; not the initramfs images) to $NETSWAP_CACHE/failed/, which outlives
+# the clone: CI runs a clean clone that is deleted after it, on a machine whose
+# cache the next session reads. The last 20 are kept.
+keep_failed() {
+	local dst
+	dst="$NETSWAP_CACHE/failed/$(date +%Y%m%d-%H%M%S)-$1"
+	mkdir -p "$dst" || return
+	cp "$logdir/$1.log" "$dst/" 2>/dev/null
+	[ -d "$logdir/$1.d" ] &&
+		tar -C "$logdir/$1.d" -cf - --exclude='*.img' --exclude='*.qcow2' \
+			--exclude='*.raw' . 2>/dev/null | tar -C "$dst" -xf - 2>/dev/null
+	git rev-parse HEAD > "$dst/commit" 2>/dev/null
+	find "$NETSWAP_CACHE/failed" -mindepth 1 -maxdepth 1 -type d | sort | head -n -20 | xargs -r rm -rf
+	echo "$dst"
+}
+
+pass=0 fail=0 skip=0 n=0 failed=()
 start=$(date +%s)
 # a copy of everything printed, for the parser check at the end
 exec > >(tee "$logdir/suite.ktap")
@@ -105,10 +122,19 @@ for c in "${cases[@]}"; do
 	elif [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 		fail=$((fail + 1)); echo "not ok $n $name # TIMEOUT after ${timeout}s"
 		tail -n 15 "$log" | sed 's/^/# /'
+		failed+=("$name")
 	else
 		fail=$((fail + 1)); echo "not ok $n $name # exit $rc after ${dt}s"
 		tail -n 25 "$log" | sed 's/^/# /'
+		failed+=("$name")
 	fi
+done
+# what failed, again at the end where a truncated log still shows it: each
+# failed case's failed results, and where its log and consoles were kept
+for name in "${failed[@]}"; do
+	echo "# failed: $name"
+	grep -E '^not ok [0-9]+ ' "$logdir/$name.log" | head -n 6 | sed 's/^/#   /'
+	echo "#   kept in $(keep_failed "$name")"
 done
 echo "# total $(( $(date +%s) - start ))s"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

@@ -36,6 +36,7 @@ class Result:
     name: str
     status: Status
     detail: str = ""
+    diag: tuple = ()          # lines printed as KTAP diagnostics after a failure
 
 
 CHECKS = {}
@@ -122,7 +123,13 @@ def kernel_clean(recs, root):
         allowed = [k for k in r.get("kernel_allow") or [] if k in reps]
         if not detail and allowed:
             detail = "allowed: " + ", ".join(f"{k} x{reps[k]['count']}" for k in allowed)
-        yield cond(r, "kernel clean", r["kernel_clean"], detail)
+        res = cond(r, "kernel clean", r["kernel_clean"], detail)
+        if res.status == Status.FAIL:
+            # the report itself, so that a log that outlives the console
+            # (CI's) still shows where it came from
+            res = Result(res.name, res.status, res.detail,
+                         tuple(r.get("kernel_splat") or ()))
+        yield res
 
 
 @check
@@ -583,7 +590,7 @@ def run(spec, recs, root):
             results.append(Result(name, Status.ERROR, "no result records"))
             continue
         for res in fn(recs, root):
-            results.append(Result(f"{name}: {res.name}", res.status, res.detail))
+            results.append(Result(f"{name}: {res.name}", res.status, res.detail, res.diag))
     return results
 
 
@@ -602,6 +609,7 @@ def ktap(results, title=None):
         else:
             tag = "ERROR " if r.status == Status.ERROR else ""
             out.append(f"not ok {i} {name} # {tag}{r.detail}".rstrip(" #"))
+            out.extend(f"# | {line}" for line in r.diag)
     return out
 
 

@@ -78,6 +78,11 @@ class CapturedLogTest(unittest.TestCase):
         res = checks.run("kernel_clean", [r], "/")
         self.assertEqual([x.status for x in res], [Status.FAIL])
         self.assertEqual(checks.exit_status(res), 1)
+        # the report itself follows the failed result, as KTAP diagnostics
+        out = checks.ktap(res)
+        self.assertTrue(out[2].startswith("not ok 1 "), out[2])
+        self.assertEqual(out[3:], ["# | " + x for x in r["kernel_splat"]])
+        self.assertTrue(any("nbd_genl_connect" in x for x in out[3:]))
 
     def test_allowing_the_kind_needs_a_reason_and_then_passes(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "kernel_allow_reason"):
@@ -126,7 +131,8 @@ class CapturedLogTest(unittest.TestCase):
 
 class KtapTest(unittest.TestCase):
     def test_ktap_lines_parse_with_the_tree_parser(self):
-        res = [checks.Result("a", Status.PASS, "d"), checks.Result("b", Status.FAIL, "why"),
+        res = [checks.Result("a", Status.PASS, "d"),
+               checks.Result("b", Status.FAIL, "why", ("a report", "  its stack")),
                checks.Result("c", Status.SKIP, "later"), checks.Result("d", Status.ERROR, "no log")]
         try:
             t = checks.parse_ktap(checks.ktap(res, "title"), "/")
