@@ -24,8 +24,6 @@
 #   builddir NAME    build in $NETSWAP_CACHE/build/NAME, shared with the
 #                    variants of that name (rig/kernel.sh): a variant that
 #                    differs from another by a file or two rebuilds only those
-#   cmdline ARGS     kernel command line arguments every boot of the variant
-#                    takes (rig/netswap/run.py); nothing to do with the build
 # Paths are relative to the repo root. A generated variant (mutations, per-patch
 # checks) is a file under the output folder, named by its absolute path; its
 # branch and build folder take the file's name.
@@ -53,7 +51,7 @@ variant_lines() { # VARIANT KIND -> paths of that kind, includes resolved
 				case "$p" in ''|'#'*) continue ;; esac
 				echo "$d/$p"
 			done < "$NETSWAP_ROOT/$a" ;;
-		patch|config|builddir|cmdline)
+		patch|config|builddir)
 			if [ "$kind" = "$k" ]; then echo "$a"; fi ;;
 		*) die "variant $v: unknown entry '$k'" ;;
 		esac
@@ -131,7 +129,7 @@ checkout_variant() {
 }
 
 case "${1:-}" in
---list) [ $# -eq 3 ] || die "usage: rig/tree.sh --list VARIANT patch|config|builddir|cmdline"; variant_lines "$2" "$3" ;;
+--list) [ $# -eq 3 ] || die "usage: rig/tree.sh --list VARIANT patch|config"; variant_lines "$2" "$3" ;;
 --tree-hash) [ $# -eq 2 ] || die "usage: rig/tree.sh --tree-hash VARIANT"
 	G rev-parse "$(prepare_branch "$2")^{tree}" ;;
 --prepared-tree-hash) # the same, read-only: fails unless the branch is prepared and current

@@ -69,20 +69,11 @@ KERNEL_ARGS = ("console=ttyS0,115200 tsc=unstable panic=-1 oops=panic "
                "softlockup_panic=0 initramfs_async=0")
 
 
-def variant_cmdline(variant):
-    """The variant's `cmdline` entries (rig/tree.sh), includes resolved."""
-    r = subprocess.run([os.path.join(ROOT, "rig", "tree.sh"), "--list", variant, "cmdline"],
-                       stdout=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        raise RigError(f"variant {variant}: cannot read its cmdline entries")
-    return r.stdout.split()
-
-
 def kernel_args(sc, series):
-    """The guest's command line: the rig's own, the variant's, KUnit off
-    unless the scenario runs it (kernels with the series have the suites
-    built in), then the scenario's."""
-    args = [KERNEL_ARGS] + variant_cmdline(sc.variant)
+    """The guest's command line: the rig's own, KUnit off unless the scenario
+    runs it (kernels with the series have the suites built in), then the
+    scenario's."""
+    args = [KERNEL_ARGS]
     if series and not sc.kunit:
         args.append("kunit.enable=0")
     if sc.kernel_args:

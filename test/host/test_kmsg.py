@@ -94,3 +94,41 @@ class ClassifyTest(unittest.TestCase):
             log.feed(f"[   12.3] line {i}")
         self.assertEqual(len(log.splat), kmsg.SPLAT_LINES)
         self.assertIn("WARNING: CPU: 1", log.splat[0])
+
+
+class KasanFalsePositiveTest(unittest.TestCase):
+    """The KASAN report under 5-level paging during identify_boot_cpu()
+    (docs/debug-kernel.md, Findings), as a debug kernel printed it: counted
+    as its own kind, not fatal; the same report with one of its marks
+    changed is a KASAN report."""
+
+    def judge(self, lines):
+        log = kmsg.KernelLog()
+        for line in lines:
+            log.feed(line)
+        return log
+
+    def test_known_report_is_not_fatal(self):
+        log = self.judge(data("kasan-la57-identify-cpu.log"))
+        self.assertEqual(log.fatal(), [])
+        self.assertEqual(log.count("kasan_la57_identify_cpu"), 1)
+        self.assertEqual(log.count("kasan"), 0)
+        self.assertEqual(log.splat, [])
+
+    def test_any_other_kasan_report_stays_fatal(self):
+        lines = data("kasan-la57-identify-cpu.log")
+        for old, new in (("identify_boot_cpu+", "start_secondary+"),      # another context
+                         ("at addr ff1100000016a0a8", "at addr ffff88800016a0a8"),  # shadowed either way
+                         ("<IRQ>", "<NMI>"),
+                         ("wild-memory-access", "use-after-free")):
+            log = self.judge([line.replace(old, new) for line in lines])
+            self.assertEqual(log.fatal(), ["kasan"], old)
+            self.assertEqual(log.count("kasan_la57_identify_cpu"), 0, old)
+            self.assertIn("BUG: KASAN", log.splat[0], old)
+            self.assertTrue(any("kasan_report" in x for x in log.splat), old)
+
+    def test_report_cut_short_is_judged_at_the_end(self):
+        lines = data("kasan-la57-identify-cpu.log")
+        start = next(i for i, x in enumerate(lines) if "BUG: KASAN" in x)
+        log = self.judge(lines[:start + 3])           # the console ended inside it
+        self.assertEqual(log.fatal(), ["kasan"])

@@ -165,17 +165,6 @@ class ScenarioTest(unittest.TestCase):
         self.assertEqual(run.kernel_args(plain, False), run.KERNEL_ARGS + " foo=1")
         self.assertNotIn("kunit.enable", run.kernel_args(scenario.load("kunit", []), True))
 
-    def test_debug_kernels_boot_with_4_level_paging(self):
-        """KASAN's false wild-memory-access under 5-level paging
-        (docs/debug-kernel.md): the debug variants carry no5lvl, the others
-        boot as they are."""
-        for v in ("series-debug", "stock-debug"):
-            sc = scenario.parse_text(f"variant = {v}\nkernel_args = foo=1\n")
-            self.assertEqual(run.kernel_args(sc, False), run.KERNEL_ARGS + " no5lvl foo=1")
-        for v in ("series", "stock"):
-            sc = scenario.parse_text(f"variant = {v}\n")
-            self.assertNotIn("no5lvl", run.kernel_args(sc, False))
-
     def test_duplicate_key(self):
         with self.assertRaisesRegex(scenario.ScenarioError, "duplicate key 'ram'"):
             scenario.parse_text("ram = 256M\nram = 512M\n")
