@@ -58,15 +58,9 @@ CC="gcc"
 command -v ccache >/dev/null && CC="ccache gcc"
 mk() { make -C "$tree" O="$out" CC="$CC" HOSTCC="$CC" -j"$NETSWAP_JOBS" "$@"; }
 
-if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "$confsum" ]; then
-	log "configuring $v: tinyconfig + $frags"
-	mk -s tinyconfig >/dev/null
-	args=()
-	for f in $frags; do args+=("$NETSWAP_ROOT/$f"); done
-	(cd "$out" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${args[@]}" >/dev/null)
-	mk -s olddefconfig >/dev/null
-	# Every requested symbol must have survived olddefconfig.
-	bad=0
+# Every requested symbol must be in .config as asked (after olddefconfig).
+frags_hold() {
+	local bad=0 f line sym
 	for f in $frags; do
 		while IFS= read -r line; do
 			case "$line" in
@@ -80,7 +74,32 @@ if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "
 			esac
 		done < "$NETSWAP_ROOT/$f"
 	done
-	[ $bad = 0 ] || [ -n "${NETSWAP_KCONFIG_LAX:-}" ] || die "config fragment symbols did not survive olddefconfig (see above)"
+	return $bad
+}
+
+configure=0
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.netswap-cfgsum" 2>/dev/null)" != "$confsum" ]; then
+	configure=1
+elif [ -z "${NETSWAP_KCONFIG_LAX:-}" ]; then
+	# A build folder shared by variants keeps its .config; a variant whose
+	# tree lacks a symbol (fewer patches) drops it there, and the next one
+	# would then build without it: check, and configure again if so (not
+	# for the per-patch builds of check-patches, LAX: early patches lack
+	# the symbols of later ones).
+	mk -s olddefconfig >/dev/null
+	if ! frags_hold 2>/dev/null; then
+		log "$out/.config lost symbols of $frags since it was configured: configuring again"
+		configure=1
+	fi
+fi
+if [ $configure = 1 ]; then
+	log "configuring $v: tinyconfig + $frags"
+	mk -s tinyconfig >/dev/null
+	args=()
+	for f in $frags; do args+=("$NETSWAP_ROOT/$f"); done
+	(cd "$out" && "$tree/scripts/kconfig/merge_config.sh" -m -O "$out" .config "${args[@]}" >/dev/null)
+	mk -s olddefconfig >/dev/null
+	frags_hold || [ -n "${NETSWAP_KCONFIG_LAX:-}" ] || die "config fragment symbols did not survive olddefconfig (see above)"
 	echo "$confsum" > "$out/.netswap-cfgsum"
 fi
 

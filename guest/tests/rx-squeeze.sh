@@ -4,6 +4,12 @@
 # below the GFP_ATOMIC floor (the fixture's "hold PERMILLE SECONDS") and lets
 # the kernel report, once a second, how many writebacks completed and how many
 # packets eth0 received. Afterwards the workload must recover and verify.
+# With NS_NEIGH_FLUSH=N (a scenario env word), N seconds into the hold the
+# guest drops its neighbour entries and reports, as KTAP, whether the nbd
+# server's address is resolved again while the floor is still held: the
+# retransmitted ARP requests come from the neighbour timer in softirq.
+# shellcheck source=guest/lib.sh
+. /lib/netswap.sh
 # settings from run.conf (rig/netswap/guestenv.py holds their defaults)
 HOLD=$NS_SQUEEZE_SECONDS
 PERMILLE=$NS_SQUEEZE_PERMILLE
@@ -28,7 +34,38 @@ while [ "$i" -lt 240 ]; do
 done
 echo "NETSWAP: squeeze begin permille=$PERMILLE seconds=$HOLD extra=$EXTRA pswpout=$out"
 echo "hold $PERMILLE $HOLD $EXTRA" > "$F" || { echo "NETSWAP: error squeeze refused"; kill "$ss"; exit 21; }
-sleep "$HOLD"
+neigh=${NS_NEIGH_FLUSH:-0}
+if [ "$neigh" -gt 0 ] && [ "$neigh" -lt "$HOLD" ]; then
+	sleep "$neigh"
+	# No fork and no file of the fixture in this loop: below the floor a
+	# fork may fail, and so may a read of a seq_file (its buffer); a read
+	# of an empty fifo with a timeout is the shell's own 100 ms sleep.
+	rm -f /tmp/neigh.fifo; mkfifo /tmp/neigh.fifo
+	exec 3<> /tmp/neigh.fifo
+	ip neigh flush dev eth0
+	# resolved: the ATF_COM flag (0x2) on the server's entry in /proc/net/arp,
+	# looked for until a second before the hold ends
+	st=gone flags=none i=0 n=$(( (HOLD - neigh - 1) * 10 ))
+	while [ "$i" -lt "$n" ]; do
+		i=$((i + 1))
+		{ while read -r a _ fl _; do
+			[ "$a" = "$NS_NBD_HOST" ] && flags=$fl
+		done < /proc/net/arp; } 2>/dev/null
+		[ "$flags" = 0x2 ] && { st=resolved; break; }
+		# shellcheck disable=SC3045 # busybox ash has read -t and -u
+		read -r -t 0.1 -u 3 _
+	done
+	exec 3<&-
+	ms=$((i * 100))
+	echo "NETSWAP: neigh flushed $st after_ms=$ms flags=$flags"
+	ktap_plan 1
+	[ "$st" = resolved ]
+	ktap_result $? neigh_resolved_below_floor "$NS_NBD_HOST after about ${ms} ms while the floor was held, flags $flags"
+	rest=$((HOLD - neigh - ms / 1000))
+	[ "$rest" -gt 0 ] && sleep "$rest"
+else
+	sleep "$HOLD"
+fi
 while grep -q state=holding "$F"; do sleep 1; done
 echo "NETSWAP: squeeze end $(head -1 "$F")"
 # recovery: the workload must go on verifying after the hold
