@@ -387,6 +387,28 @@ def rx_squeeze_reached(recs, root):
 
 
 @check
+def neigh_squeeze(recs, root):
+    """The squeeze with the guest's neighbour cache flushed a second into the
+    hold (guest/tests/rx-squeeze.sh, NS_NEIGH_FLUSH): the nbd server's
+    address must be resolved again while free memory is still held down
+    (the guest's KTAP result), and swap writeback must go on in the second
+    half of the hold. Without reserves for the neighbour timer's
+    solicitations the entry stays unresolved below the floor and no
+    writeback completes until the hold ends."""
+    for r in recs:
+        if r.get("squeeze_written_below") is None:
+            yield Result(f"{label(r)}: squeeze report", Status.ERROR, "no squeeze report in the console")
+            continue
+        d = _squeeze_line(r)
+        yield from guest_ktap([r], root)
+        yield cond(r, "writeback went on in the second half of the hold",
+                   (r.get("squeeze_written_late") or 0) >= 1000, d)
+        yield cond(r, "completed, no page lost",
+                   r.get("verdict") == Verdict.COMPLETED and r.get("corrupt") == 0, d)
+        yield from kernel_clean([r], None)
+
+
+@check
 def rx_squeeze_jumbo(recs, root):
     """The same at MTU 9000 on e1000e over the tap, copybreak off: e1000e
     receives into packet-split pages, which stock 6.1 allocates with plain
