@@ -152,6 +152,16 @@ class KtapTest(unittest.TestCase):
         self.assertEqual(checks.exit_status(checks.run("guest_ktap", [bad], "/")), 1)
         self.assertEqual(checks.exit_status(checks.run("guest_ktap", [dict(base)], "/")), 3)
 
+    def test_neigh_squeeze(self):
+        with open(os.path.join(DATA, "neigh-squeeze.jsonl")) as f:
+            good, stalled = [json.loads(x) for x in f]
+        self.assertEqual(checks.exit_status(checks.run("neigh_squeeze", [good], "/")), 0)
+        res = checks.run("neigh_squeeze", [stalled], "/")
+        self.assertEqual(checks.exit_status(res), 1)
+        failed = {x.name.split(": ")[-1] for x in res if x.status == Status.FAIL}
+        self.assertEqual(failed, {"guest 1 neigh_resolved_below_floor",
+                                  "writeback went on in the second half of the hold"})
+
     def test_a_kernel_record_inside_a_guest_line(self):
         # the UART takes a printk record whole while a line written to the tty
         # is still going out: the record lands inside it (seen on a CI console)
