@@ -392,9 +392,8 @@ def neigh_squeeze(recs, root):
     hold (guest/tests/rx-squeeze.sh, NS_NEIGH_FLUSH): the nbd server's
     address must be resolved again while free memory is still held down
     (the guest's KTAP result), and swap writeback must go on in the second
-    half of the hold. Without reserves for the neighbour timer's
-    solicitations the entry stays unresolved below the floor and no
-    writeback completes until the hold ends."""
+    half of the hold (docs/results/neigh-squeeze.md: not yet seen to fail
+    because of the neighbour timer)."""
     for r in recs:
         if r.get("squeeze_written_below") is None:
             yield Result(f"{label(r)}: squeeze report", Status.ERROR, "no squeeze report in the console")
