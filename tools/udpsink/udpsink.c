@@ -31,17 +31,22 @@ static double now(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: udpsink -p PORT [-i SEC] [-d SEC]\n"
+"Usage: udpsink -p PORT [-i SEC] [-d SEC] [-b BYTES] [-H]\n"
 "Count UDP datagrams received on 0.0.0.0:PORT.\n"
 "  -p PORT  port to bind (1..65535)\n"
 "  -i SEC   report interval (default 2)\n"
 "  -d SEC   stop after SEC seconds (default: run until killed)\n"
+"  -b BYTES receive buffer (SO_RCVBUFFORCE: above net.core.rmem_max)\n"
+"  -H       hold: never read, so that the queue keeps its datagrams\n"
+"           (a slow reader pinning receive memory)\n"
 "Exit status: 0 ok, 2 usage error, 1 socket error.\n");
 }
 
 int main(int argc, char **argv)
 {
 	double interval = 2, duration = 0, t0, last;
+	long rcvbuf = 0;
+	int hold = 0;
 	unsigned long long received = 0, bytes = 0;
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	static char buf[65536];
@@ -49,7 +54,7 @@ int main(int argc, char **argv)
 	char *end;
 	int opt, fd;
 
-	while ((opt = getopt(argc, argv, "p:i:d:h")) != -1) {
+	while ((opt = getopt(argc, argv, "p:i:d:b:Hh")) != -1) {
 		switch (opt) {
 		case 'p':
 			port = strtol(optarg, &end, 10);
@@ -65,6 +70,14 @@ int main(int argc, char **argv)
 			duration = strtod(optarg, &end);
 			if (*end || duration <= 0)
 				goto bad;
+			break;
+		case 'b':
+			rcvbuf = strtol(optarg, &end, 10);
+			if (*end || rcvbuf < 1 || rcvbuf > 1L << 30)
+				goto bad;
+			break;
+		case 'H':
+			hold = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -85,14 +98,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "udpsink: cannot bind port %ld: %s\n", port, strerror(errno));
 		return 1;
 	}
-	printf("udpsink: listening port=%ld\n", port);
+	if (rcvbuf) {
+		int v = (int)rcvbuf;
+		socklen_t len = sizeof(v);
+
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof(v))) {
+			fprintf(stderr, "udpsink: SO_RCVBUFFORCE %ld: %s\n", rcvbuf, strerror(errno));
+			return 1;
+		}
+		getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &len);
+		rcvbuf = v;
+	}
+	printf("udpsink: listening port=%ld rcvbuf=%ld hold=%d\n", port, rcvbuf, hold);
 	fflush(stdout);
 	t0 = last = now();
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		double t;
 
-		if (poll(&p, 1, 200) > 0) {
+		if (hold) {
+			poll(NULL, 0, 200);
+		} else if (poll(&p, 1, 200) > 0) {
 			ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 
 			if (n >= 0) {
