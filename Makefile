@@ -4,13 +4,13 @@
 #   make test     the test suite (what CI runs); ends with "N passed, N failed"
 #
 # Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, test-long, lint,
-# experiment, mutate, bench, bench-icount, check-patches, clean, distclean, help.
+# experiment, need, mutate, bench, bench-icount, check-patches, clean, distclean, help.
 #   check-build  gcc W=1, sparse, clang builds of what the series touches, after each patch
 # Settings (environment or make VAR=...):
 #   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
 #   VARIANT        kernel variant for demo/kernel (series; see rig/variants/)
 #   SCENARIO       scenario for demo (seed; see rig/scenarios/)
-#   RUNS           runs per configuration for `make experiment` (5)
+#   RUNS           runs per configuration for `make experiment` and `make need` (5)
 
 SHELL := /bin/bash
 VARIANT ?= series
@@ -18,7 +18,7 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment mutate bench bench-icount check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment need mutate bench bench-icount check-patches clean distclean
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -62,6 +62,18 @@ experiment: deps
 		--runs $(RUNS) --results docs/results/seed-ab.jsonl
 	@$(RUN) report docs/results/seed-ab.jsonl --runs > docs/results/seed-ab-tables.md
 	@echo "tables: docs/results/seed-ab-tables.md (update the prose in docs/results/seed-ab.md)"
+
+# The need on unmodified 6.1, no test fixture (~5 min per run): the seed
+# workload while the host floods an ordinary guest UDP socket with a 64 MB
+# receive buffer that nobody reads; stock vs series, virtio-net and e1000
+# -> docs/results/need.jsonl, need-tables.md
+need: deps
+	@mkdir -p docs/results out
+	@[ ! -f docs/results/need.jsonl ] || mv docs/results/need.jsonl out/need.$$(date +%Y%m%d-%H%M%S).jsonl
+	@$(RUN) run seed-flood --matrix variant=stock,series --matrix nic=virtio-net,e1000 \
+		--runs $(RUNS) --results docs/results/need.jsonl
+	@$(RUN) report docs/results/need.jsonl --runs > docs/results/need-tables.md
+	@echo "tables: docs/results/need-tables.md (update the prose in docs/results/need.md)"
 
 # Network overhead, swap cost, scaling (~1 h; BENCH_QUICK=1: minutes)
 bench: deps
