@@ -1,10 +1,8 @@
 #!/bin/sh
 # The seed workload while the host floods an ordinary UDP socket, on any
-# kernel (no test fixture): a search for a workload alone that makes stock
-# 6.1 stall where the series does not. Every datagram needs a receive
-# buffer, so the NIC's ring is refilled at the flood's rate while reclaim
-# runs; below the GFP_ATOMIC floor virtio_net's refill_work enters direct
-# reclaim (docs/results/need-search.md).
+# kernel (no test fixture): with NS_SINK_RCVBUF/NS_SINK_HOLD the socket
+# keeps what it receives, which hangs stock 6.1 on virtio-net at the first
+# swap writes (make need, docs/results/need.md).
 # shellcheck source=guest/lib.sh
 . /lib/netswap.sh
 [ -n "${NS_UDP_PORT:-}" ] || { echo "NETSWAP: error scenario has no udp_flood_port"; exit 20; }
