@@ -270,6 +270,11 @@ class Qemu:
                     "-device", f"{NIC_DEVICES[nic]},netdev=n0"]
         if disk:
             self.cmd += ["-drive", f"file={opt_escape(disk)},format=raw,if=virtio,cache=unsafe"]
+        if os.environ.get("NETSWAP_PCAP"):
+            # debugging aid: every frame between the guest's NIC and the
+            # netdev, headers only (the first 128 bytes), in RUNDIR/net.pcap
+            pcap = os.path.join(rundir, "net.pcap")
+            self.cmd += ["-object", f"filter-dump,id=fd0,netdev=n0,file={opt_escape(pcap)},maxlen=128"]
 
     def start(self):
         with open(os.path.join(self.rundir, "qemu.cmd"), "w") as f:
