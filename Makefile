@@ -4,7 +4,7 @@
 #   make test     the test suite (what CI runs); ends with "N passed, N failed"
 #
 # Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, test-long, lint,
-# experiment, need, mutate, bench, bench-icount, check-patches, clean, distclean, help.
+# experiment, need, mutate, bench, bench-icount, bench-swap, check-patches, clean, distclean, help.
 #   check-build  gcc W=1, sparse, clang builds of what the series touches, after each patch
 # Settings (environment or make VAR=...):
 #   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
@@ -18,7 +18,7 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment need mutate bench bench-icount check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment need mutate bench bench-icount bench-swap check-patches clean distclean
 
 help:
 	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
@@ -85,6 +85,12 @@ bench: deps
 # BENCH_WALL_BOOTS) -> docs/results/bench-icount.*
 bench-icount: deps
 	@$(RUN) bench --icount $(if $(filter 1,$(BENCH_QUICK)),--quick,)
+
+# Where an NBD-swapped page's time goes: local disk vs NBD on user networking
+# and the tap, -C 1/2/4, page-cluster 0; guest CPU, block-layer latency, host
+# CPU (~25 min; BENCH_REPS, default 3) -> docs/results/bench-swap.*
+bench-swap: deps
+	@$(RUN) bench --swap
 
 # Remove each mechanism in turn, show that its test fails (~40 min).
 mutate: deps

@@ -5,6 +5,18 @@
 
 ns_say() { echo "NETSWAP: $*"; }
 
+# ns_cost_snapshot TAG DEV: one line with the guest's CPU time (the "cpu" line
+# of /proc/stat: user nice system idle iowait irq softirq, in USER_HZ ticks)
+# and DEV's block-layer counters (/sys/block/DEV/stat: reads merged sectors
+# ticks_ms writes merged sectors ticks_ms in_flight io_ticks_ms queue_ms), as
+# "NETSWAP: info cost_TAG_cpu=a,b,... cost_TAG_blk=a,b,..."; make bench-swap
+# takes the difference between the begin and end lines.
+ns_cost_snapshot() {
+	_cpu=$(awk '/^cpu /{print $2","$3","$4","$5","$6","$7","$8; exit}' /proc/stat)
+	_blk=$(awk '{print $1","$2","$3","$4","$5","$6","$7","$8","$9","$10","$11}' "/sys/block/$2/stat" 2>/dev/null)
+	echo "NETSWAP: info cost_$1_cpu=$_cpu cost_$1_blk=${_blk:-NA} cost_dev=$2"
+}
+
 # Progress the host's hang detector counts: N must grow while work goes on.
 ns_progress() { echo "NETSWAP: progress n=$1"; }
 

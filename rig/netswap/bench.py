@@ -315,6 +315,9 @@ def write_md(tag, reps, elapsed, path, net, swap, scaling, pngs):
 def report(path):
     """Rebuild bench-TAG.md and the plots from a results file (bench --report FILE)."""
     rows = [json.loads(line) for line in open(path)]
+    if any(r.get("phase") == "swapcost" for r in rows):
+        from . import benchswap        # a make bench-swap results file
+        return benchswap.report(path)
     if any(r.get("phase") in ("net-icount", "net-tcg", "fastpath") for r in rows):
         from . import benchicount      # a make bench-icount results file
         return benchicount.report(path)
@@ -343,6 +346,9 @@ def main(argv):
     if "--icount" in argv:
         from . import benchicount      # make bench-icount
         return benchicount.main(argv)
+    if "--swap" in argv:
+        from . import benchswap        # make bench-swap
+        return benchswap.main(argv)
     quick = os.environ.get("BENCH_QUICK") == "1" or "--quick" in argv
     reps = 1 if quick else int(os.environ.get("BENCH_REPS", "3"))
     outdir = os.path.join(run.OUT, "bench")
