@@ -1,7 +1,8 @@
 """make bench-swap: where an NBD-swapped page's time goes. The seed workload
 (2 x RAM, one pass) on the series kernel, swapping to a local virtio-blk disk
 and to NBD over QEMU's user networking and over the tap link, with 1, 2 and 4
-connections and with swap readahead off (vm.page-cluster=0); configurations
+connections, with swap readahead off (vm.page-cluster=0) and with nbdkit's
+file plugin in place of nbd-server; configurations
 interleaved boot by boot (A B C ... A B C ...), TCG wall clock.
 
 For each run the guest prints its CPU time and the swap device's block-layer
@@ -33,6 +34,8 @@ CONFIGS = (
     ("NBD, tap, -C 4", ["net=tap", "nbd_connections=4"]),
     ("NBD, user net, -C 4", ["net=user", "nbd_connections=4"]),
     ("NBD, tap, -C 1, page-cluster 0", ["net=tap", "nbd_connections=1", "sysctl=vm.page-cluster=0"]),
+    ("NBD, tap, -C 1, nbdkit", ["net=tap", "nbd_connections=1", "nbd_server=nbdkit"]),
+    ("NBD, tap, -C 4, nbdkit", ["net=tap", "nbd_connections=4", "nbd_server=nbdkit"]),
 )
 BASE = ["variant=series", "size=2x", "loops=1", "hang_after=180"]
 USER_HZ = 100
@@ -41,7 +44,8 @@ METHOD = """Method: scenario `seed` on the series kernel, `size=2x loops=1` (16 
 processes each map an equal slice of twice the guest's 256 MB and read it
 through once: everything beyond RAM goes out to swap and comes back), QEMU
 TCG (`thread=multi`, 2 vCPUs) on the 2-core host, nbd-server on the host's
-127.0.0.1 (user networking) or in the run's network namespace (tap), attached
+127.0.0.1 (user networking) or in the run's network namespace (tap) (nbdkit
+1.32 with its file plugin where the row says so), attached
 with `tools/nbd-swap-attach`. Configurations interleaved boot by boot.
 *wall*: host seconds from the workload's start to its end (the rig's
 `wall_s`). Guest columns are differences of `/proc/stat` (CPU, in shares of

@@ -62,7 +62,8 @@ def listening(port, addr="0100007F"):
 
 
 class NbdServer:
-    """Debian's nbd-server on 127.0.0.1 exporting one file as 'netswap'."""
+    """Debian's nbd-server (or, with binary nbdkit, Debian's nbdkit and its
+    file plugin) on 127.0.0.1 exporting one file as 'netswap'."""
 
     EXPORT_NAME = "netswap"
 
@@ -106,6 +107,9 @@ class NbdServer:
         port = self.port or free_port()
         if self.port and listening(port):
             raise RigError(f"cannot start nbd-server: 127.0.0.1:{port} is already in use")
+        self.pidfile = os.path.abspath(os.path.join(self.rundir, "nbd-server.pid"))
+        if self._nbdkit():
+            return self._start_nbdkit(port, timeout)
         conf = os.path.abspath(os.path.join(self.rundir, "nbd-server.conf"))
         self.conf = conf
         with open(conf, "w") as f:
@@ -119,7 +123,6 @@ class NbdServer:
         # client at a time, and nbd-client -C N needs N at once. The daemon
         # is a session leader; its pid file names the group to stop.
         # absolute paths: the daemon changes to / before it writes its pid
-        self.pidfile = os.path.abspath(os.path.join(self.rundir, "nbd-server.pid"))
         try:
             starter = subprocess.run(
                 [self.binary, "-C", conf, "-p", self.pidfile], stdin=subprocess.DEVNULL,
@@ -131,6 +134,27 @@ class NbdServer:
             self.stop()
             raise RigError(f"nbd-server exited at start (rc={starter.returncode}): "
                            + (" | ".join(msg[-3:]) or "no output"))
+        return self._wait_listening(port, timeout)
+
+    def _nbdkit(self):
+        return os.path.basename(self.binary) == "nbdkit"
+
+    def _start_nbdkit(self, port, timeout):
+        """nbdkit in the foreground (-f) as the leader of its own session, so
+        that stopping its group stops it; its pid file names this run (the
+        string _is_ours() looks for). One process, a thread per request."""
+        self.conf = self.pidfile
+        try:
+            self.proc = subprocess.Popen(
+                [self.binary, "-f", "-i", "127.0.0.1", "-p", str(port), "-e", self.EXPORT_NAME,
+                 "--pidfile", self.pidfile, "file", os.path.abspath(self.export)],
+                stdin=subprocess.DEVNULL, stdout=open(self.log, "wb"), stderr=subprocess.STDOUT,
+                start_new_session=True)
+        except OSError as e:
+            raise RigError(f"cannot start nbdkit: {e}") from None
+        return self._wait_listening(port, timeout)
+
+    def _wait_listening(self, port, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             self.pid = self._read_pid()
@@ -165,7 +189,8 @@ class NbdServer:
                         cmd = f.read().split(b"\0")
                 except OSError:
                     continue
-                if cmd and cmd[0].endswith(b"nbd-server") and self.conf.encode() in cmd:
+                if (cmd and cmd[0].endswith(os.path.basename(self.binary).encode())
+                        and self.conf.encode() in cmd):
                     if os.getpgid(int(d)) == int(d):     # the session leader
                         return int(d)
         return None
@@ -181,7 +206,8 @@ class NbdServer:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmd = f.read()
-            return b"nbd-server" in cmd and (self.conf or "").encode() in cmd
+            return (os.path.basename(self.binary).encode() in cmd
+                    and (self.conf or "").encode() in cmd)
         except OSError:
             return False
 
@@ -192,14 +218,24 @@ class NbdServer:
         if not (pid and self._is_ours(pid)):
             raise RigError("nbd-server is not running: cannot kill it")
         os.killpg(pid, signal.SIGKILL)
-        end = time.monotonic() + 5.0
-        while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
-            time.sleep(0.05)
+        self._wait_gone(pid, 5.0)
         self.pid = None
         try:
             os.unlink(self.pidfile)
         except OSError:
             pass
+
+    def _wait_gone(self, pid, wait):
+        """Until pid has exited (reaped, when it is our child: nbdkit), or wait s."""
+        if self.proc is not None and self.proc.pid == pid:
+            try:
+                self.proc.wait(wait)
+            except subprocess.TimeoutExpired:
+                pass
+            return
+        end = time.monotonic() + wait
+        while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
+            time.sleep(0.05)
 
     def stop(self):
         pid = self.pid or self._read_pid()
@@ -212,9 +248,7 @@ class NbdServer:
                         os.kill(pid, sig)
                     except (ProcessLookupError, PermissionError):
                         pass
-                end = time.monotonic() + wait
-                while time.monotonic() < end and os.path.exists(f"/proc/{pid}"):
-                    time.sleep(0.05)
+                self._wait_gone(pid, wait)
         if self.auto_export and os.path.exists(self.export):
             os.unlink(self.export)
 

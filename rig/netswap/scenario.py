@@ -174,7 +174,8 @@ KEYS = {
     "export": (_export, None, "'auto' (sparse file per run) or an existing file to export"),
     "export_size": (_size_mb, 4096, "size of the automatic export / local disk"),
     "nbd_port": (_port, None, "'auto' or a fixed host port for nbd-server"),
-    "nbd_server": (_str, "nbd-server", "nbd-server binary (Debian's, from PATH)"),
+    "nbd_server": (_str, "nbd-server", "nbd-server binary (Debian's, from PATH), or nbdkit "
+                   "(Debian's, its file plugin)"),
     "nbd_connections": (_int_range(1, 16), 1, "nbd-client -C"),
     "nbd_blocksize": (_choice("512", "1024", "2048", "4096"), "4096", "nbd-client -b"),
     "net": (_choice("user", "tap"), "user",
