@@ -8,7 +8,8 @@ interleaved boot by boot (A B C ... A B C ...), TCG wall clock.
 For each run the guest prints its CPU time and the swap device's block-layer
 counters when the workload starts and ends (ns_cost_snapshot in
 guest/lib.sh); the host adds the CPU time of the run's child processes (QEMU:
-the vCPUs, its I/O thread and user networking). The table splits the run into
+the vCPUs, its I/O thread and user networking; and the rig's own `netswap-run
+run`, which starts each run in its own process). The table splits the run into
 guest CPU (user, system, softirq), time the guest waited idle for I/O, the
 mean latency of a swap request at the block layer (submission to completion:
 for NBD that is nbd, TCP, the link, the server and the way back) and the
@@ -19,11 +20,13 @@ speed."""
 import json
 import os
 import resource
+import subprocess
 import time
 
 from . import console
-from .bench import RESULTS, med, one, say, spread
+from .bench import RESULTS, med, say, spread
 from . import run
+from .scenario import ROOT
 
 # label -> scenario settings (over scenario seed, variant=series)
 CONFIGS = (
@@ -52,8 +55,9 @@ with `tools/nbd-swap-attach`. Configurations interleaved boot by boot.
 the 2 vCPUs' time over the workload) and `/sys/block/DEV/stat` (requests,
 sectors, and the milliseconds requests spent between submission and
 completion, summed) between the workload's start and end. *host CPU*: CPU
-seconds of the run's child processes (QEMU; nbd-server is a daemon and not
-counted) over the whole run including boot, divided by the run's duration:
+seconds of the run's processes (QEMU and the rig's `netswap-run run` that
+starts it; nbd-server is a daemon and not counted, nbdkit is) over the whole
+run including boot, divided by the run's duration:
 2.0 = both host cores busy. Cells: median over the repetitions; spread =
 (max - min) / median of the wall time."""
 
@@ -83,14 +87,37 @@ def costs(text):
     return out
 
 
-def swap_runs(reps, outdir, kernels, base, jl):
+def one_run(sets, outdir):
+    """One run of scenario seed in its own `netswap-run run` (a tap run needs
+    the private network namespace that command enters): its record and console."""
+    res = os.path.join(outdir, "bench-swap-run.jsonl")
+    if os.path.exists(res):
+        os.unlink(res)
+    cmd = [os.path.join(ROOT, "rig", "netswap-run"), "run", "seed", "--quiet", "--out", outdir,
+           "--results", res]
+    for s in sets:
+        cmd += ["--set", s]
+    with open(os.path.join(outdir, "bench-swap-run.log"), "ab") as log:
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        with open(res) as f:
+            rec = json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, IndexError, ValueError):
+        return {"verdict": "error", "wall_s": None, "pswpin": None, "pswpout": None,
+                "rundir": "none"}, ""
+    rundir = rec["rundir"] if os.path.isabs(rec["rundir"]) else os.path.join(ROOT, rec["rundir"])
+    with open(os.path.join(rundir, "console.log"), errors="replace") as f:
+        return rec, f.read()
+
+
+def swap_runs(reps, outdir, jl):
     rows = []
     for rep in range(1, reps + 1):
         for label, sets in CONFIGS:
             say(f"swap cost: {label}, rep {rep}/{reps}")
             ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.time()
-            rec, text = one("seed", BASE + sets, outdir, kernels, base)
+            rec, text = one_run(BASE + sets, outdir)
             elapsed = time.time() - t0
             ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             host_cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
@@ -203,12 +230,13 @@ def main(argv):
         reps = 1
     outdir = os.path.join(run.OUT, "bench")
     os.makedirs(RESULTS, exist_ok=True)
-    kernels = {"series": run.build_kernel("series")}
-    base = run.build_initramfs()
+    os.makedirs(outdir, exist_ok=True)
+    run.build_kernel("series")
+    run.build_initramfs()
     t0 = time.time()
     path = os.path.join(RESULTS, "bench-swap.jsonl")
     with open(path, "w") as jl:
-        rows = swap_runs(reps, outdir, kernels, base, jl)
+        rows = swap_runs(reps, outdir, jl)
     md = write_md(path, rows, time.time() - t0)
     say(f"done in {time.time() - t0:.0f}s: {md}")
     print(open(md).read())
