@@ -145,6 +145,10 @@ class NbdServer:
         string _is_ours() looks for). One process, a thread per request."""
         self.conf = self.pidfile
         try:
+            os.unlink(self.pidfile)      # a stale one would name a dead server
+        except OSError:
+            pass
+        try:
             self.proc = subprocess.Popen(
                 [self.binary, "-f", "-i", "127.0.0.1", "-p", str(port), "-e", self.EXPORT_NAME,
                  "--pidfile", self.pidfile, "file", os.path.abspath(self.export)],
@@ -157,6 +161,10 @@ class NbdServer:
     def _wait_listening(self, port, timeout):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                msg = open(self.log, errors="replace").read().strip().splitlines()
+                raise RigError(f"{self.binary} exited at start (rc={self.proc.returncode}): "
+                               + (" | ".join(msg[-3:]) or "no output"))
             self.pid = self._read_pid()
             if self.pid and not os.path.exists(f"/proc/{self.pid}"):
                 msg = open(self.log, errors="replace").read().strip().splitlines()
