@@ -88,7 +88,7 @@ bench-icount: deps
 
 # Where an NBD-swapped page's time goes: local disk vs NBD on user networking
 # and the tap, -C 1/2/4, page-cluster 0; guest CPU, block-layer latency, host
-# CPU (~25 min; BENCH_REPS, default 3) -> docs/results/bench-swap.*
+# CPU (~8 min measured; BENCH_REPS, default 3) -> docs/results/bench-swap.*
 bench-swap: deps
 	@$(RUN) bench --swap
 
