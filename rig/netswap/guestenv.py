@@ -26,6 +26,7 @@ TABLE = (
     ("NS_MIN_FREE_KBYTES", "min_free_kbytes", "vm.min_free_kbytes ('' = the kernel's)"),
     ("NS_HUNG_TASK_TIMEOUT", "hung_task_timeout", "kernel.hung_task_timeout_secs"),
     ("NS_VMWATCH_INTERVAL", "vmwatch_interval", "seconds between counter samples (0 = off)"),
+    ("NS_PROFILE", "profile", "tools/kprof's samples per second per CPU during the workload (0 = off)"),
     ("NS_SYSCTL", "sysctl", "extra sysctls, key=value words (commas in vectors)"),
     ("NS_RUN", "workload", "the workload command line"),
     ("NS_MTU", "mtu", "eth0's MTU"),

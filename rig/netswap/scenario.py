@@ -229,6 +229,9 @@ KEYS = {
     "max_time": (_int_range(30, 86400), 1800, "seconds for the whole run before 'timeout'"),
     "hung_task_timeout": (_int_range(0, 3600), 60, "guest kernel.hung_task_timeout_secs"),
     "vmwatch_interval": (_int_range(0, 3600), 5, "guest counter sampling interval (0 = off)"),
+    "profile": (_int_range(0, 10000), 0, "sample the guest kernel with tools/kprof at this many Hz "
+                "per CPU from the workload's start to its end, functions and callers on the console "
+                "(0 = off; make bench-swap-profile)"),
     "sysrq_dump": (_str, "wm", "sysrq keys sent when hung (w = blocked tasks, m = memory, t = all tasks)"),
     "kernel_args": (_str, "", "extra kernel command line"),
     "kunit": (_bool, False, "run the kernel's built-in KUnit suites at boot (kernels that have "
