@@ -4,7 +4,8 @@
 #   make test     the test suite (what CI runs); ends with "N passed, N failed"
 #
 # Other targets: deps, tools, initramfs, kernel VARIANT=..., kernels, test-long, lint,
-# experiment, need, mutate, bench, bench-icount, bench-swap, check-patches, clean, distclean, help.
+# experiment, need, mutate, bench, bench-icount, bench-swap, bench-swap-profile, check-patches,
+# clean, distclean, help.
 #   check-build  gcc W=1, sparse, clang builds of what the series touches, after each patch
 # Settings (environment or make VAR=...):
 #   NETSWAP_CACHE  where the kernel tree, builds and ccache live (~/.cache/netswap)
@@ -18,10 +19,10 @@ SCENARIO ?= seed
 RUNS ?= 5
 RUN := rig/netswap-run
 
-.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment need mutate bench bench-icount bench-swap check-patches clean distclean
+.PHONY: help deps tools initramfs kernel kernels demo test test-long lint experiment need mutate bench bench-icount bench-swap bench-swap-profile check-patches clean distclean
 
 help:
-	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,15p' Makefile | sed 's/^# \{0,1\}//'
 
 deps:
 	@scripts/deps.sh
@@ -91,6 +92,12 @@ bench-icount: deps
 # CPU (~8 min measured; BENCH_REPS, default 3) -> docs/results/bench-swap.*
 bench-swap: deps
 	@$(RUN) bench --swap
+
+# Where that page's guest CPU goes, per function and layer (tools/kprof in the
+# guest): local disk vs NBD on the tap, -C 1, profiler on and off (BENCH_REPS,
+# default 3) -> docs/results/swap-profile.*
+bench-swap-profile: deps
+	@$(RUN) bench --swap-profile
 
 # Remove each mechanism in turn, show that its test fails (~40 min).
 mutate: deps

@@ -66,6 +66,9 @@ def main(argv=None):
     b.add_argument("--swap", action="store_true",
                    help="where an NBD-swapped page's time goes: local disk against NBD on user "
                    "networking and the tap, -C 1/2/4, page-cluster 0 (make bench-swap)")
+    b.add_argument("--swap-profile", action="store_true",
+                   help="guest CPU per function and layer (tools/kprof), local disk against NBD "
+                   "on the tap (make bench-swap-profile)")
     b.add_argument("--only", metavar="PHASE[,PHASE]",
                    help="with --icount: only these of fastpath, fastpath-jl, net-icount, net-tcg")
     b.add_argument("--append", action="store_true",
@@ -82,6 +85,7 @@ def main(argv=None):
                 return bench.main(["--report", a.report])
             return bench.main((["--quick"] if a.quick else []) + (["--icount"] if a.icount else [])
                               + (["--swap"] if a.swap else [])
+                              + (["--swap-profile"] if a.swap_profile else [])
                               + (["--only", a.only] if a.only else []) + (["--append"] if a.append else []))
         if a.cmd == "keys":
             print(scenario.describe_keys())

@@ -315,6 +315,9 @@ def write_md(tag, reps, elapsed, path, net, swap, scaling, pngs):
 def report(path):
     """Rebuild bench-TAG.md and the plots from a results file (bench --report FILE)."""
     rows = [json.loads(line) for line in open(path)]
+    if any(r.get("phase") == "swapprofile" for r in rows):
+        from . import swapprofile      # a make bench-swap-profile results file
+        return swapprofile.report(path)
     if any(r.get("phase") == "swapcost" for r in rows):
         from . import benchswap        # a make bench-swap results file
         return benchswap.report(path)
@@ -346,6 +349,9 @@ def main(argv):
     if "--icount" in argv:
         from . import benchicount      # make bench-icount
         return benchicount.main(argv)
+    if "--swap-profile" in argv:
+        from . import swapprofile      # make bench-swap-profile
+        return swapprofile.main(argv)
     if "--swap" in argv:
         from . import benchswap        # make bench-swap
         return benchswap.main(argv)
