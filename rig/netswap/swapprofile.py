@@ -59,9 +59,57 @@ IDLE_LEAVES = {"default_idle", "amd_e400_idle", "pv_native_safe_halt", "native_s
 NAME_LAYER = {"__sched_text_start": "core", "__lock_text_start": "core",
               "__irqentry_text_start": "core", "__softirqentry_text_start": "core"}
 # shared services: in the by-caller view their samples go to the caller
-SHARED = ("kernel/locking/", "kernel/time/", "kernel/smp.o", "arch/x86/kernel/hpet.o",
-          "arch/x86/kernel/tsc.o", "arch/x86/kernel/apic/", "drivers/virtio/", "lib/")
+SHARED = ("kernel/locking/", "kernel/time/", "kernel/smp.o", "kernel/workqueue.o",
+          "kernel/sched/build_utility.o", "arch/x86/kernel/hpet.o", "arch/x86/kernel/tsc.o",
+          "arch/x86/kernel/apic/", "drivers/virtio/", "lib/")
 NOT_SHARED = ("lib/iov_iter.o",)
+
+
+# single costs worth a row of their own: (label, test on the chain's names)
+HOTSPOTS = (
+    ("NIC doorbell: vp_notify from virtio_net's start_xmit",
+     lambda n: n[0] == "vp_notify" and "start_xmit" in n),
+    ("NIC TX lock spun on in virtnet_poll_tx",
+     lambda n: n[0] == "queued_spin_lock_slowpath" and "virtnet_poll_tx" in n),
+    ("socket lock spun on (lock_sock, sk_wait_data, tcp_v4_rcv)",
+     lambda n: n[0] == "queued_spin_lock_slowpath" and
+     bool({"lock_sock_nested", "__lock_sock", "sk_wait_data", "tcp_v4_rcv"} & set(n))),
+    ("disk doorbell: vp_notify from virtio_blk",
+     lambda n: n[0] == "vp_notify" and bool({"virtio_queue_rqs", "virtio_queue_rq"} & set(n))),
+    ("clock reads (read_hpet) for TCP", lambda n: n[0] == "read_hpet" and
+     any(x.startswith("tcp_") for x in n)),
+    ("clock reads (read_hpet) for blk-mq", lambda n: n[0] == "read_hpet" and
+     any(x.startswith(("blk_", "__blk_")) for x in n)),
+    ("TCP/IP, net core, virtio_net functions themselves (self)", None),
+    ("nbd's own functions (self)", None),
+    ("page fault entry (exc_page_fault itself)", lambda n: n[0] == "exc_page_fault"),
+    ("clearing pages (clear_page_erms)", lambda n: n[0] == "clear_page_erms"),
+    ("TLB shootdown IPIs (smp_call_function_many_cond)",
+     lambda n: n[0] == "smp_call_function_many_cond"),
+    ("after a context switch (finish_task_switch)",
+     lambda n: n[0].startswith("finish_task_switch")),
+)
+SELF_HOTSPOT = {"TCP/IP, net core, virtio_net functions themselves (self)": "net",
+                "nbd's own functions (self)": "nbd"}
+
+
+def hotspots(chains, objs):
+    """{hotspot label: samples}."""
+    out = {label: 0 for label, _ in HOTSPOTS}
+    for chain, n in chains.items():
+        names = chain.split("<")
+        for label, test in HOTSPOTS:
+            if test is None:
+                hit = chain != "user" and _self_layer(chain, objs) == SELF_HOTSPOT[label]
+            else:
+                hit = test(names)
+            if hit:
+                out[label] += n
+    return out
+
+
+def _self_layer(chain, objs):
+    return classify(chain, objs)[0]
 
 
 def layer_of_path(path):
@@ -220,9 +268,25 @@ def tables(rows):
     out.append("| all samples | " + " | ".join(tot) +
                f" | {_f(d[-1] - d[0] if None not in d else None, '{:+.1f}')} |")
 
-    runs = ["| run | configuration | verdict | wall (s) | pages swapped | samples | of expected | "
-            "lost | " + " | ".join(k for k, _, _ in LAYERS) + " (by caller, % of samples) |",
-            "|---|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(LAYERS)]
+    cols = " | ".join(f"{c}: % of samples | {c}: per 1000 pages" for c in labels)
+    hot = [f"| single cost | {cols} | NBD - local, per 1000 pages |",
+           "|---|" + "---:|" * (2 * len(labels) + 1)]
+    for r in prof:
+        r["_hot"] = hotspots(r["chains"], r.get("objs", {}))
+    for label, _ in HOTSPOTS:
+        cells, per_k = [], []
+        for c in labels:
+            rs = per[c]
+            pk = med([r["_hot"][label] / _pages(r) * 1000 if _pages(r) else None for r in rs])
+            per_k.append(pk)
+            cells += [_f(med([_pct(r["_hot"][label], r["_tot"]) for r in rs]), "{:.1f}%"), _f(pk)]
+        diff = per_k[-1] - per_k[0] if None not in per_k else None
+        hot.append(f"| {label} | " + " | ".join(cells) + f" | {_f(diff, '{:+.1f}')} |")
+
+    runs = ["| run | configuration | verdict | host load | wall (s) | pages swapped | samples | "
+            "of expected | lost | " + " | ".join(k for k, _, _ in LAYERS) +
+            " (by caller, % of samples) |",
+            "|---|---|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(LAYERS)]
     for r in rows:
         s = r.get("kprof") or {}
         if r.get("chains"):
@@ -232,7 +296,8 @@ def tables(rows):
         else:
             shares = ["-"] * len(LAYERS)
         exp = (s.get("secs") or 0) * (s.get("hz") or 0) * (s.get("cpus") or 0)
-        runs.append(f"| {r['run_id']} | {r['config']} | {r['verdict']} | {r.get('wall_s')} | "
+        runs.append(f"| {r['run_id']} | {r['config']} | {r['verdict']} | {r.get('host_load', '-')} | "
+                    f"{r.get('wall_s')} | "
                     f"{_pages(r)} | {s.get('samples', '-')} | "
                     f"{_f(_pct(s.get('samples') or 0, exp), '{:.0f}%') if exp else '-'} | "
                     f"{s.get('lost', '-')} | " + " | ".join(shares) + " |")
@@ -269,13 +334,14 @@ def tables(rows):
             own = max(layer[name].items(), key=lambda x: x[1])[0]
             tops.append(f"| {i} | `{name}` | {objs.get(name, '-')} | {own} | {_pct(n, total):.1f}% |")
         tops.append("")
-    return "\n".join(out), "\n".join(runs), "\n".join(wall), "\n".join(tops)
+    return "\n".join(out), "\n".join(hot), "\n".join(runs), "\n".join(wall), "\n".join(tops)
 
 
 METHOD = f"""Method: scenario `seed` on the series kernel, `size=2x loops=1` (the
 workload of `make bench-swap`: 256 MB guest, 2 vCPUs, QEMU TCG
 `thread=multi`), swapping to a local virtio-blk disk or to NBD over the tap
-(`net=tap`, `-C 1`, nbd-server in the run's network namespace), with
+(`net=tap`, `-C 1`, nbd-server in the run's network namespace; the rig's
+guests run with `tsc=unstable`, so their clock is the HPET), with
 `profile={HZ}`: `tools/kprof` in the guest opens one perf event per CPU
 (`PERF_COUNT_SW_CPU_CLOCK`, an hrtimer every {1000 // HZ} ms of that CPU's
 time, idle or not; sampling the interrupted instruction pointer and three
@@ -289,7 +355,8 @@ one sample, not several ("of expected" below: samples / (seconds x CPUs x
 {HZ})). Functions are placed in layers by the object file that defines them
 in the build tree (`nm`); inlined code counts as its caller. *self*: the
 layer of the function the sample landed in; *by caller*: a sample in a
-shared service (`kernel/locking`, `kernel/time`, `kernel/smp.o`, hpet, tsc,
+shared service (`kernel/locking`, `kernel/time`, `kernel/smp.o`,
+`kernel/workqueue.o`, wait queues (`kernel/sched/build_utility.o`), hpet, tsc,
 apic, `drivers/virtio`, `lib/` except iov_iter) is charged to the first of
 its three callers that is not one (the disk's or the NIC's driver for the
 virtio ring, the block layer for the clock it reads). *per 1000 pages*:
@@ -299,7 +366,9 @@ instruction is emulated, and what emulation makes expensive (MMIO and port
 I/O to a device model, TLB flushes, page-table switches, clock reads from the
 HPET) is not what costs on hardware: these are shares of TCG time, not of a
 real CPU's. Rows with the profiler off (same boots otherwise, interleaved)
-show its cost in wall time."""
+show its cost in wall time. *host load*: the host's 1-minute load average
+when the run started (2 cores; another engineer's guests and builds may
+share them)."""
 
 
 BEGIN, END = "<!-- generated by bench --swap-profile: begin -->", \
@@ -309,7 +378,7 @@ PAGE = "swap-profile.md"
 
 def generated(path, rows, elapsed):
     """The tables' part of the page, between BEGIN and END."""
-    layers, runs, wall, tops = tables(rows)
+    layers, hot, runs, wall, tops = tables(rows)
     reps = max((r["rep"] for r in rows), default=0)
     return (f"{BEGIN}\n\n"
             f"Generated by `make bench-swap-profile` (`rig/netswap-run bench --swap-profile`, "
@@ -318,6 +387,7 @@ def generated(path, rows, elapsed):
             f"this part of the page (the text outside it is kept). Repetitions: {reps}. "
             f"Benchmarks report; they do not pass or fail.\n\n"
             + METHOD + "\n\n### Guest CPU samples per layer\n\n" + layers + "\n\n"
+            "### Single costs (samples whose chain matches; medians)\n\n" + hot + "\n\n"
             "### Wall time and /proc/stat, profiler on and off\n\n" + wall + "\n\n"
             "### Top functions (self; pooled over the runs)\n\n" + tops + "\n"
             "### Every run\n\n" + runs + f"\n\n{END}\n")
@@ -364,12 +434,14 @@ def profile_runs(reps, outdir, builddir, jl, control=True):
     for rep in range(1, reps + 1):
         for label, sets, on in plan:
             say(f"swap profile: {label}, rep {rep}/{reps}")
+            load = os.getloadavg()[0]
             t0 = time.time()
             rec, text = benchswap.one_run(BASE + sets + [f"profile={HZ if on else 0}"], outdir)
             r = {"phase": "swapprofile", "config": label, "sets": sets, "rep": rep,
                  "profile_hz": HZ if on else 0, "verdict": rec["verdict"], "wall_s": rec["wall_s"],
                  "pswpin": rec["pswpin"], "pswpout": rec["pswpout"],
-                 "run_s": round(time.time() - t0, 1), "run_id": os.path.basename(rec["rundir"])}
+                 "run_s": round(time.time() - t0, 1), "run_id": os.path.basename(rec["rundir"]),
+                 "host_load": round(load, 2)}
             r.update(benchswap.costs(text))
             if on:
                 summary, chains = parse(text)

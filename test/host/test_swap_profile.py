@@ -169,7 +169,7 @@ class TableTest(unittest.TestCase):
         return [c.strip() for c in line.split("|")[1:-1]]
 
     def test_shares_per_page_and_difference(self):
-        layers, runs, wall, tops = sp.tables(self.rows())
+        layers, hot, runs, wall, tops = sp.tables(self.rows())
         mm = self.cells(layers, sp.LABEL["mm"])
         self.assertEqual(mm[1:4], ["70.0%", "70.0%", "70.0"])      # local: median of 60/70/80
         self.assertEqual(mm[4:7], ["30.0%", "30.0%", "60.0"])      # NBD: 60 of 200 both runs
@@ -187,6 +187,11 @@ class TableTest(unittest.TestCase):
         self.assertEqual(total[3], "100.0")
         self.assertEqual(total[6], "200.0")
         self.assertEqual(total[7], "+100.0")
+        # NBD run 1: 40 of 200 samples ring the NIC's doorbell, run 2 none
+        door = self.cells(hot, sp.HOTSPOTS[0][0])
+        self.assertEqual(door[1:], ["0.0%", "0.0", "10.0%", "20.0", "+20.0"])
+        own = self.cells(hot, "TCP/IP, net core, virtio_net functions themselves (self)")
+        self.assertEqual(own[3:], ["60.0%", "120.0", "+120.0"])    # median of 100 and 140
         # every run has its line, the hung one too; the control run has no shares
         self.assertEqual(len(runs.splitlines()), 2 + 7)
         self.assertIn("| r1-" + TAP + sp.CONTROL + " |", runs)
