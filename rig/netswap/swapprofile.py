@@ -29,7 +29,12 @@ HZ = 1000
 CONFIGS = (
     ("local virtio-blk", ["swap=vblk"]),
     ("NBD, tap, -C 1", ["net=tap", "nbd_connections=1"]),
+    # virtio_net without its TX NAPI: start_xmit frees sent buffers itself,
+    # so the receive softirq no longer takes the TX queue's lock
+    ("NBD, tap, -C 1, napi_tx=0", ["net=tap", "nbd_connections=1",
+                                   "kernel_args=virtio_net.napi_tx=0"]),
 )
+CONTROLLED = CONFIGS[:2]      # also run with the profiler off
 CONTROL = " (profile off)"
 TOP = 15
 BASE = benchswap.BASE
@@ -238,39 +243,40 @@ def _pages(r):
 def tables(rows):
     """Markdown: the per-layer table, every run's line, top functions."""
     prof = [r for r in rows if r.get("verdict") == "completed" and r.get("chains")]
-    labels = [label for label, _ in CONFIGS]
+    labels = [label for label, _ in CONFIGS if any(r["config"] == label for r in rows)]
     per = {label: [r for r in prof if r["config"] == label] for label in labels}
     for label in labels:
         for r in per[label]:
             r["_own"], r["_by"] = layer_samples(r["chains"], r.get("objs", {}))
             r["_tot"] = sum(r["chains"].values())
 
-    head = "| layer | " + " | ".join(
-        f"{c}: self | {c}: by caller | {c}: by caller, per 1000 pages" for c in labels) + \
-        " | NBD - local, per 1000 pages (by caller) |"
-    out = [head, "|---|" + "---:|" * (3 * len(labels) + 1)]
+    def diffs(per_k):
+        return " | ".join(_f(x - per_k[0] if None not in (x, per_k[0]) else None, "{:+.1f}")
+                          for x in per_k[1:])
+
+    dhead = " | ".join(f"{c} - local, per 1000 pages" for c in labels[1:])
+    cols = " | ".join(f"{c}: % of samples | {c}: per 1000 pages" for c in labels)
+    out = [f"| layer (by caller) | {cols} | {dhead} |",
+           "|---|" + "---:|" * (3 * len(labels) - 1)]
+    own_t = ["| layer (self) | " + " | ".join(f"{c}: % of samples" for c in labels) + " |",
+             "|---|" + "---:|" * len(labels)]
     for key, label, _ in LAYERS:
-        cells, per_k = [], []
+        cells, per_k, owns = [], [], []
         for c in labels:
             rs = per[c]
-            own = med([_pct(r["_own"].get(key, 0), r["_tot"]) for r in rs])
+            owns.append(_f(med([_pct(r["_own"].get(key, 0), r["_tot"]) for r in rs]), "{:.1f}%"))
             by = med([_pct(r["_by"].get(key, 0), r["_tot"]) for r in rs])
             pk = med([r["_by"].get(key, 0) / _pages(r) * 1000 if _pages(r) else None for r in rs])
             per_k.append(pk)
-            cells += [_f(own, "{:.1f}%"), _f(by, "{:.1f}%"), _f(pk)]
-        diff = per_k[-1] - per_k[0] if None not in per_k else None
-        out.append(f"| {label} | " + " | ".join(cells) + f" | {_f(diff, '{:+.1f}')} |")
-    tot = []
-    for c in labels:
-        tot += ["100%", "100%", _f(med([r["_tot"] / _pages(r) * 1000 if _pages(r) else None
-                                        for r in per[c]]))]
+            cells += [_f(by, "{:.1f}%"), _f(pk)]
+        out.append(f"| {label} | " + " | ".join(cells) + f" | {diffs(per_k)} |")
+        own_t.append(f"| {label} | " + " | ".join(owns) + " |")
     d = [med([r["_tot"] / _pages(r) * 1000 if _pages(r) else None for r in per[c]]) for c in labels]
-    out.append("| all samples | " + " | ".join(tot) +
-               f" | {_f(d[-1] - d[0] if None not in d else None, '{:+.1f}')} |")
+    out.append("| all samples | " + " | ".join(f"100% | {_f(x)}" for x in d) + f" | {diffs(d)} |")
+    out += [""] + own_t
 
-    cols = " | ".join(f"{c}: % of samples | {c}: per 1000 pages" for c in labels)
-    hot = [f"| single cost | {cols} | NBD - local, per 1000 pages |",
-           "|---|" + "---:|" * (2 * len(labels) + 1)]
+    hot = [f"| single cost | {cols} | {dhead} |",
+           "|---|" + "---:|" * (3 * len(labels) - 1)]
     for r in prof:
         r["_hot"] = hotspots(r["chains"], r.get("objs", {}))
     for label, _ in HOTSPOTS:
@@ -280,8 +286,7 @@ def tables(rows):
             pk = med([r["_hot"][label] / _pages(r) * 1000 if _pages(r) else None for r in rs])
             per_k.append(pk)
             cells += [_f(med([_pct(r["_hot"][label], r["_tot"]) for r in rs]), "{:.1f}%"), _f(pk)]
-        diff = per_k[-1] - per_k[0] if None not in per_k else None
-        hot.append(f"| {label} | " + " | ".join(cells) + f" | {_f(diff, '{:+.1f}')} |")
+        hot.append(f"| {label} | " + " | ".join(cells) + f" | {diffs(per_k)} |")
 
     runs = ["| run | configuration | verdict | host load | wall (s) | pages swapped | samples | "
             "of expected | lost | " + " | ".join(k for k, _, _ in LAYERS) +
@@ -430,7 +435,7 @@ def profile_runs(reps, outdir, builddir, jl, control=True):
     rows = []
     plan = [(label, sets, True) for label, sets in CONFIGS]
     if control:
-        plan += [(label + CONTROL, sets, False) for label, sets in CONFIGS]
+        plan += [(label + CONTROL, sets, False) for label, sets in CONTROLLED]
     for rep in range(1, reps + 1):
         for label, sets, on in plan:
             say(f"swap profile: {label}, rep {rep}/{reps}")
