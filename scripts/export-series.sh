@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: scripts/export-series.sh KERNEL_GIT_DIR BASE BRANCH" >&2; exit 2; }
 # the cover letter (0000-cover-letter.patch) is written by hand and kept
-find patches -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name 0000-cover-letter.patch -delete
+find patches -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name 0000-cover-letter.patch -delete
 git -C "$1" format-patch -q --no-signature ${SUBJECT_PREFIX:+--subject-prefix="$SUBJECT_PREFIX"} -o "$PWD/patches" "$2..$3"
 # Blank context lines as empty lines, not a lone space: git apply reads them
 # the same (the tree after the series is identical), and checkpatch run on the
