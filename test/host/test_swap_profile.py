@@ -131,7 +131,7 @@ class ObjectMapTest(unittest.TestCase):
         self.assertEqual(m, {"f_mm": "mm/a.o", "f_net": "net/ipv4/b.o", "s": "mm/a.o"})
 
 
-def row(config, rep, chains, pages, profile=True, verdict="completed"):
+def row(config, rep, chains, pages, profile=True, verdict="completed", secs=1.0):
     r = {"phase": "swapprofile", "config": config, "sets": [], "rep": rep,
          "profile_hz": 1000 if profile else 0, "verdict": verdict, "wall_s": 10.0 + rep,
          "pswpin": pages // 2, "pswpout": pages - pages // 2, "run_s": 20.0,
@@ -139,7 +139,7 @@ def row(config, rep, chains, pages, profile=True, verdict="completed"):
          "cpu_user": 10, "cpu_nice": 0, "cpu_system": 60, "cpu_idle": 10, "cpu_iowait": 10,
          "cpu_irq": 0, "cpu_softirq": 10}
     if profile:
-        r.update({"kprof": {"hz": 1000, "cpus": 2, "secs": 1.0, "samples": sum(chains.values()),
+        r.update({"kprof": {"hz": 1000, "cpus": 2, "secs": secs, "samples": sum(chains.values()),
                             "lost": 0},
                   "chains": chains, "objs": OBJS})
     return r
@@ -157,9 +157,10 @@ class TableTest(unittest.TestCase):
             row(LOCAL, 3, {"shrink_folio_list": 70, "read_hpet<ktime_get<blk_mq_submit_bio": 30},
                 1000),
             # NBD: net samples, one hung run left out, a control run off the table
+            # NBD: 2 s windows (4000 vCPU ms) for the same pages
             row(TAP, 1, {"shrink_folio_list": 60, "tcp_sendmsg": 100,
-                         "vp_notify<virtqueue_notify<start_xmit": 40}, 1000),
-            row(TAP, 2, {"shrink_folio_list": 60, "tcp_sendmsg": 140}, 1000),
+                         "vp_notify<virtqueue_notify<start_xmit": 40}, 1000, secs=2.0),
+            row(TAP, 2, {"shrink_folio_list": 60, "tcp_sendmsg": 140}, 1000, secs=2.0),
             row(TAP, 3, {"tcp_sendmsg": 1}, 1000, verdict="hung"),
             row(TAP + sp.CONTROL, 1, {}, 1000, profile=False),
         ]
@@ -172,28 +173,29 @@ class TableTest(unittest.TestCase):
         layers, hot, runs, wall, tops = sp.tables(self.rows())
         by, own = layers.split("\n\n")
         # only the configurations that have rows: local, NBD, one difference
-        self.assertIn("| NBD, tap, -C 1 - local, per 1000 pages |", by)
+        self.assertIn("| NBD, tap, -C 1 - local, ms per 1000 pages |", by)
         self.assertNotIn(sp.CONFIGS[2][0], by)
         mm = self.cells(by, sp.LABEL["mm"])
-        self.assertEqual(mm[1:3], ["70.0%", "70.0"])                # local: median of 60/70/80
-        self.assertEqual(mm[3:5], ["30.0%", "60.0"])                # NBD: 60 of 200 both runs
-        self.assertEqual(mm[5], "-10.0")                            # 60 - 70 per 1000 pages
+        # shares times the window's vCPU ms (2000 local, 4000 NBD), per 1000 pages
+        self.assertEqual(mm[1:3], ["70.0%", "1400.0"])              # local: median of 60/70/80
+        self.assertEqual(mm[3:5], ["30.0%", "1200.0"])              # NBD: 60 of 200 both runs
+        self.assertEqual(mm[5], "-200.0")
         # self: the clock read is the core's; by caller: the block layer's
         self.assertEqual(self.cells(own, sp.LABEL["block"])[1], "20.0%")
         self.assertEqual(self.cells(by, sp.LABEL["block"])[1], "30.0%")
         net = self.cells(by, sp.LABEL["net"])
         # NBD by caller: (100 + 40) / 200 and 140 / 200; self only tcp_sendmsg: 50% and 70%
-        self.assertEqual(net[3:6], ["70.0%", "140.0", "+140.0"])
+        self.assertEqual(net[3:6], ["70.0%", "2800.0", "+2800.0"])
         self.assertEqual(self.cells(own, sp.LABEL["net"])[2], "60.0%")
         self.assertEqual(self.cells(own, sp.LABEL["virtio"])[2], "10.0%")   # median of 20%, 0%
         self.assertEqual(self.cells(by, sp.LABEL["virtio"])[3], "0.0%")
         total = self.cells(by, "all samples")
-        self.assertEqual(total[1:], ["100%", "100.0", "100%", "200.0", "+100.0"])
+        self.assertEqual(total[1:], ["100%", "2000.0", "100%", "4000.0", "+2000.0"])
         # NBD run 1: 40 of 200 samples ring the NIC's doorbell, run 2 none
         door = self.cells(hot, sp.HOTSPOTS[0][0])
-        self.assertEqual(door[1:], ["0.0%", "0.0", "10.0%", "20.0", "+20.0"])
+        self.assertEqual(door[1:], ["0.0%", "0.0", "10.0%", "400.0", "+400.0"])
         own = self.cells(hot, "TCP/IP, net core, virtio_net functions themselves (self)")
-        self.assertEqual(own[3:], ["60.0%", "120.0", "+120.0"])    # median of 100 and 140
+        self.assertEqual(own[3:], ["60.0%", "2400.0", "+2400.0"])  # median of 100 and 140
         # every run has its line, the hung one too; the control run has no shares
         self.assertEqual(len(runs.splitlines()), 2 + 7)
         self.assertIn("| r1-" + TAP + sp.CONTROL + " |", runs)
@@ -223,7 +225,7 @@ class TableTest(unittest.TestCase):
         self.assertTrue(page.endswith(sp.END + "\n## After\n\nreading after\n"))
         self.assertNotIn("old tables", page)
         self.assertIn("Method:", page)
-        self.assertIn(f"| {sp.LABEL['mm']} | 70.0% | 70.0 |", page)
+        self.assertIn(f"| {sp.LABEL['mm']} | 70.0% | 1400.0 |", page)
 
 
 if __name__ == "__main__":
