@@ -48,7 +48,8 @@ while [ $i -lt "$ncpu" ]; do
 	i=$((i + 1))
 done
 t=0
-while [ "$(ls /tmp/rescuer-read.* 2>/dev/null | wc -l)" -lt "$ncpu" ] && [ $t -lt $((WAIT * 5)) ]; do
+reads_done() { _n=0; for _f in /tmp/rescuer-read.*; do [ -f "$_f" ] && _n=$((_n + 1)); done; echo $_n; }
+while [ "$(reads_done)" -lt "$ncpu" ] && [ $t -lt $((WAIT * 5)) ]; do
 	sleep 0.2
 	t=$((t + 1))
 done
