@@ -39,7 +39,10 @@ CONFIGS = (
     ("NBD, tap, -C 1, page-cluster 0", ["net=tap", "nbd_connections=1", "sysctl=vm.page-cluster=0"]),
     ("NBD, tap, -C 1, nbdkit", ["net=tap", "nbd_connections=1", "nbd_server=nbdkit"]),
     ("NBD, tap, -C 4, nbdkit", ["net=tap", "nbd_connections=4", "nbd_server=nbdkit"]),
+    # BENCH_SWAP_ONLY only (not in the default set): more connections than vCPUs
+    ("NBD, tap, -C 8", ["net=tap", "nbd_connections=8"]),
 )
+DEFAULT = tuple(label for label, _ in CONFIGS if label != "NBD, tap, -C 8")
 BASE = ["variant=series", "size=2x", "loops=1", "hang_after=180"]
 USER_HZ = 100
 
@@ -110,10 +113,23 @@ def one_run(sets, outdir):
         return rec, f.read()
 
 
+def selected(only=None):
+    """The configurations a run measures: BENCH_SWAP_ONLY's labels
+    (separated by ";", measured in CONFIGS' order), else the default set."""
+    only = os.environ.get("BENCH_SWAP_ONLY", "") if only is None else only
+    want = [w.strip() for w in only.split(";") if w.strip()] or list(DEFAULT)
+    unknown = [w for w in want if w not in dict(CONFIGS)]
+    if unknown:
+        raise SystemExit(f"BENCH_SWAP_ONLY: unknown configuration(s) {unknown}; known: "
+                         f"{[label for label, _ in CONFIGS]}")
+    return [(label, sets) for label, sets in CONFIGS if label in want]
+
+
 def swap_runs(reps, outdir, jl):
     rows = []
+    configs = selected()
     for rep in range(1, reps + 1):
-        for label, sets in CONFIGS:
+        for label, sets in configs:
             say(f"swap cost: {label}, rep {rep}/{reps}")
             ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.time()
@@ -195,7 +211,7 @@ def tables(rows):
 
 
 def write_md(path, rows, elapsed):
-    md = os.path.join(RESULTS, "bench-swap.md")
+    md = os.path.splitext(path)[0] + ".md"
     summary, raw = tables(rows)
     reps = max((r["rep"] for r in rows), default=0)
     with open(md, "w") as f:
@@ -212,7 +228,7 @@ def write_md(path, rows, elapsed):
 
 def report(path):
     rows = [json.loads(line) for line in open(path)]
-    old = os.path.join(RESULTS, "bench-swap.md")
+    old = os.path.splitext(path)[0] + ".md"
     elapsed = 0.0
     if os.path.exists(old):  # keep the measured duration of the run
         try:
@@ -234,7 +250,8 @@ def main(argv):
     run.build_kernel("series")
     run.build_initramfs()
     t0 = time.time()
-    path = os.path.join(RESULTS, "bench-swap.jsonl")
+    # BENCH_SWAP_TAG=NAME: docs/results/NAME.{jsonl,md} instead of bench-swap.*
+    path = os.path.join(RESULTS, os.environ.get("BENCH_SWAP_TAG", "bench-swap") + ".jsonl")
     with open(path, "w") as jl:
         rows = swap_runs(reps, outdir, jl)
     md = write_md(path, rows, time.time() - t0)

@@ -94,3 +94,17 @@ class TableTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SelectedTest(unittest.TestCase):
+    def test_default_set_leaves_out_the_extra_rows(self):
+        labels = [label for label, _ in benchswap.selected("")]
+        self.assertEqual(labels, list(benchswap.DEFAULT))
+        self.assertNotIn("NBD, tap, -C 8", labels)
+        self.assertIn(LOCAL, labels)
+
+    def test_only_keeps_the_table_order_and_refuses_unknown_labels(self):
+        labels = [label for label, _ in benchswap.selected(f"NBD, tap, -C 8; {LOCAL}")]
+        self.assertEqual(labels, [LOCAL, "NBD, tap, -C 8"])
+        with self.assertRaises(SystemExit):
+            benchswap.selected("NBD, tap, -C 99")
