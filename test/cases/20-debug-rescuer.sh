@@ -3,7 +3,7 @@
 # worker creation delayed past the mayday timeout (test fixture), four
 # connections attached at once are all read from at once, no request times
 # out, and lockdep/KASAN report nothing (guest/tests/rescuer.sh). Needs the
-# 6.1.y backport patches/6.1.y/0001; seen failing without it: stock-wqslow
+# 6.1.y backports in patches/6.1.y/; seen failing without them: stock-wqslow
 # and the series without the backport read only connection 0 and timed out
 # the other three (docs/debug-kernel.md, "Found: the rescuer").
 # TIMEOUT: 1200
