@@ -273,6 +273,24 @@ def reconnect_prompt(recs, root):
                    " ".join(f"{x}={n}" for x, n in errs.items()))
 
 
+def _held_between(r, t0, t1, share=0.8):
+    """Whether every zone stayed below the GFP_ATOMIC floor for at least
+    `share` of the time between printk times t0 and t1, by the squeeze's
+    per-second lines (from the last line at or before t0 to the last at or
+    before t1). Returns (held, detail)."""
+    series = r.get("squeeze_below_by_kt") or []
+    before0 = [p for p in series if p[0] <= t0] or series[:1]
+    before1 = [p for p in series if p[0] <= t1]
+    if not before0 or not before1:
+        return False, "no squeeze lines around the loss"
+    (k0, ms0), (k1, ms1) = before0[-1], before1[-1]
+    if k1 <= k0:
+        return True, "loss and reconnect within one second of the hold"
+    got, want = ms1 - ms0, share * (k1 - k0) * 1000
+    return got >= want, (f"below the floor {got} ms of the {(k1 - k0) * 1000:.0f} ms "
+                         f"from {k0} to {k1} s (wanted {want:.0f})")
+
+
 @check
 def reconnect_in_hold(recs, root):
     """The connection died while free memory was held below the GFP_ATOMIC
@@ -287,6 +305,14 @@ def reconnect_in_hold(recs, root):
         d = f"hold {b}-{e} s, lost at {lost} s, reconnected at {back} s"
         if None in (lost, b, e):
             yield Result(f"{label(r)}: connection lost inside the hold", Status.ERROR, d)
+            continue
+        held, why = _held_between(r, lost, back if back is not None and back <= e else e)
+        if not held:
+            # the fixture ran out of pages to take (squeeze_extra) or memory
+            # came back: the reconnect was not made below the floor, so the
+            # run says nothing either way
+            yield Result(f"{label(r)}: floor held from the loss to the reconnect", Status.ERROR,
+                         f"{d}; {why}")
             continue
         yield cond(r, "connection lost inside the hold", b <= lost <= e, d)
         yield cond(r, "reconnected before the hold ended", back is not None and back <= e, d)

@@ -201,7 +201,10 @@ def squeeze_summary(reports):
     late = [r for r in holds + done if (r.get("t") or 0) > span / 2]
     return {
         "squeeze_seconds": span,
-        "squeeze_begin_kt": holds[0].get("kt"),           # printk times of the hold
+        # printk times of the hold: its first line is printed 1 s (t=1) into it
+        "squeeze_begin_kt": (round(holds[0]["kt"] - holds[0]["t"], 6)
+                             if holds[0].get("kt") is not None and holds[0].get("t") is not None
+                             else holds[0].get("kt")),
         "squeeze_end_kt": done[-1].get("kt") if done else None,
         "squeeze_written": (done[-1] if done else holds[-1]).get("written"),
         "squeeze_rx_packets": (done[-1] if done else holds[-1]).get("rx_packets"),
@@ -209,6 +212,9 @@ def squeeze_summary(reports):
         "squeeze_rx_late": sum(r.get("d_rx") or 0 for r in late),
         "squeeze_min_free": min(r.get("free") or 0 for r in holds),
         "squeeze_below_ms": last.get("below_ms"),
+        # [printk time, ms below the floor so far] of every second of the hold
+        "squeeze_below_by_kt": [[r.get("kt"), r.get("below_ms")] for r in holds + done
+                                if r.get("kt") is not None and r.get("below_ms") is not None],
         "squeeze_written_below": last.get("written_below"),
         "squeeze_rx_below": last.get("rx_below"),
     }

@@ -530,3 +530,40 @@ class BenchTest(unittest.TestCase):
         self.assertIn("| 4x | 0.9 | - | - |", md)
         self.assertIn("| 1 | 5.0 | 4072 |", md)
         self.assertIn("bench-full-net-tcp.png", md)
+
+
+class ReconnectInHoldTest(unittest.TestCase):
+    """checks.reconnect_in_hold judges a reconnect below the floor only when
+    the squeeze held the floor from the loss to the reconnect."""
+
+    def rec(self, below, back):
+        # a hold from 8 s to 38 s, the connection lost at 10.0 s; below: the
+        # squeeze's cumulative ms below the floor at 8, 9, ... 38 s
+        return {"run_id": "r", "variant": "series-squeeze", "nic": "virtio-net", "run": 1,
+                "squeeze_begin_kt": 8.0, "squeeze_end_kt": 38.0,
+                "squeeze_below_by_kt": [[8.0 + i, ms] for i, ms in enumerate(below)],
+                "kernel_reports": {"nbd_conn_lost": {"first_t": 10.0},
+                                   "nbd_reconnected": {"first_t": back}}}
+
+    def statuses(self, r):
+        from netswap import checks
+        return {res.name.split(": ", 1)[1]: res.status for res in checks.reconnect_in_hold([r], None)}
+
+    def test_held_floor_judges_the_reconnect(self):
+        from netswap.checks import Status
+        held = [i * 1000 for i in range(31)]
+        self.assertEqual(self.statuses(self.rec(held, 14.5)),
+                         {"connection lost inside the hold": Status.PASS,
+                          "reconnected before the hold ended": Status.PASS})
+        self.assertEqual(self.statuses(self.rec(held, 40.0))["reconnected before the hold ended"],
+                         Status.FAIL)
+
+    def test_squeeze_that_ran_out_judges_nothing(self):
+        from netswap.checks import Status
+        # below the floor for the first second only (the fixture's top-up
+        # budget used up), then a reconnect 3 s after the loss
+        ran_out = [0, 440, 880] + [880] * 28
+        self.assertEqual(self.statuses(self.rec(ran_out, 13.1)),
+                         {"floor held from the loss to the reconnect": Status.ERROR})
+        self.assertEqual(self.statuses(self.rec([], 13.1)),
+                         {"floor held from the loss to the reconnect": Status.ERROR})
