@@ -248,13 +248,18 @@ def report(path):
     return 0
 
 
-def main(argv):
-    reps = int(os.environ.get("BENCH_REPS", "3"))
-    if "--quick" in argv:
-        reps = 1
+def setup(argv):
+    """Repetitions (BENCH_REPS, 1 with --quick) and the runs' folder, made,
+    for the swap benchmarks (this one and swapprofile)."""
+    reps = 1 if "--quick" in argv else int(os.environ.get("BENCH_REPS", "3"))
     outdir = os.path.join(run.OUT, "bench")
     os.makedirs(RESULTS, exist_ok=True)
     os.makedirs(outdir, exist_ok=True)
+    return reps, outdir
+
+
+def main(argv):
+    reps, outdir = setup(argv)
     run.build_kernel("series")
     run.build_initramfs()
     t0 = time.time()

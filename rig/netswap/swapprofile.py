@@ -481,12 +481,7 @@ def profile_runs(reps, outdir, builddir, jl, control=True):
 
 
 def main(argv):
-    reps = int(os.environ.get("BENCH_REPS", "3"))
-    if "--quick" in argv:
-        reps = 1
-    outdir = os.path.join(run.OUT, "bench")
-    os.makedirs(RESULTS, exist_ok=True)
-    os.makedirs(outdir, exist_ok=True)
+    reps, outdir = benchswap.setup(argv)
     image = run.build_kernel("series")
     builddir = os.path.dirname(os.path.dirname(image))
     run.build_initramfs()
